@@ -1,0 +1,255 @@
+"""Readers and validators shared by every command.
+
+Every problem with a user's input is raised as :class:`InputError`, whose message is one line naming
+the file, the line (as a text editor numbers it: the CSV header is line 1), the column and what was
+expected.  The command line prints that line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "InputError",
+    "file_sha256",
+    "read_table",
+    "require_columns",
+    "binary_column",
+    "numeric_column",
+    "text_column",
+    "line_of",
+]
+
+
+class InputError(Exception):
+    """Bad input from the user: one clear line saying what is wrong and where."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+        column: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.column = column
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = []
+        if self.file:
+            where.append(self.file)
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.column is not None:
+            where.append(f"column '{self.column}'")
+        prefix = ", ".join(where)
+        text = " ".join(self.message.split())  # always a single line
+        return f"{prefix}: {text}" if prefix else text
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes, recorded in every run's config.json."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _table_kind(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in {".csv", ".txt"}:
+        return "csv"
+    if suffix == ".tsv":
+        return "tsv"
+    if suffix in {".jsonl", ".ndjson"}:
+        return "jsonl"
+    if suffix == ".json":
+        return "json"
+    raise InputError(
+        f"unknown file type '{suffix or '(none)'}'; expected .csv, .tsv, .jsonl or .json", file=path
+    )
+
+
+def read_table(path: str | Path, *, dtype: dict | None = None) -> pd.DataFrame:
+    """Read a CSV/TSV/JSONL/JSON table into a DataFrame.
+
+    Row ``i`` of the result (0-based) sits on line ``i + 2`` of a CSV file and line ``i + 1`` of a
+    JSONL file; :func:`line_of` converts.  The frame's ``attrs`` remember the file and its kind.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", file=path)
+    if path.is_dir():
+        raise InputError("expected a file, found a directory", file=path)
+    kind = _table_kind(path)
+    if path.stat().st_size == 0:
+        raise InputError(
+            "the file is empty; expected a header line and at least one row", file=path
+        )
+    try:
+        if kind in {"csv", "tsv"}:
+            df = pd.read_csv(path, sep="," if kind == "csv" else "\t", dtype=dtype)
+        elif kind == "jsonl":
+            records = []
+            with open(path, encoding="utf-8") as fh:
+                for lineno, raw in enumerate(fh, start=1):
+                    if not raw.strip():
+                        continue
+                    try:
+                        obj = json.loads(raw)
+                    except json.JSONDecodeError as exc:
+                        raise InputError(
+                            f"not valid JSON ({exc.msg})", file=path, line=lineno
+                        ) from None
+                    if not isinstance(obj, dict):
+                        raise InputError(
+                            "expected a JSON object on each line", file=path, line=lineno
+                        )
+                    records.append(obj)
+            df = pd.DataFrame.from_records(records)
+        else:
+            with open(path, encoding="utf-8") as fh:
+                try:
+                    obj = json.load(fh)
+                except json.JSONDecodeError as exc:
+                    raise InputError(
+                        f"not valid JSON ({exc.msg})", file=path, line=exc.lineno
+                    ) from None
+            if isinstance(obj, dict):
+                obj = [obj]
+            if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
+                raise InputError("expected a JSON list of objects", file=path)
+            df = pd.DataFrame.from_records(obj)
+    except InputError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise InputError("the file is empty; expected a header line and rows", file=path) from None
+    except pd.errors.ParserError as exc:
+        raise InputError(f"cannot parse as {kind.upper()}: {exc}", file=path) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=path) from None
+    if len(df) == 0:
+        raise InputError("no data rows; expected at least one row after the header", file=path)
+    df.attrs["file"] = str(path)
+    df.attrs["kind"] = kind
+    return df
+
+
+def line_of(df: pd.DataFrame, position: int) -> int | None:
+    """Line number in the source file of the row at 0-based ``position`` (None if unknown)."""
+    kind = df.attrs.get("kind")
+    if kind in {"csv", "tsv"}:
+        return position + 2
+    if kind == "jsonl":
+        return position + 1
+    return None
+
+
+def _file(df: pd.DataFrame) -> str | None:
+    return df.attrs.get("file")
+
+
+def require_columns(df: pd.DataFrame, columns: Iterable[str], *, what: str = "") -> None:
+    """Raise if any of ``columns`` is missing, listing the columns that are present."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        have = ", ".join(map(str, df.columns))
+        extra = f" ({what})" if what else ""
+        raise InputError(
+            f"missing column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}"
+            f"{extra}; the file has: {have}",
+            file=_file(df),
+        )
+
+
+def _first_bad(df: pd.DataFrame, mask: np.ndarray, column: str, expected: str) -> InputError:
+    pos = int(np.flatnonzero(mask)[0])
+    value = df[column].iloc[pos]
+    shown = (
+        "empty"
+        if pd.isna(value)
+        else repr(value if not isinstance(value, np.generic) else value.item())
+    )
+    return InputError(
+        f"expected {expected}, got {shown}"
+        + (f" ({int(mask.sum())} bad rows in all)" if mask.sum() > 1 else ""),
+        file=_file(df),
+        line=line_of(df, pos),
+        column=column,
+    )
+
+
+def binary_column(df: pd.DataFrame, column: str) -> np.ndarray:
+    """Return ``df[column]`` as an int8 array of 0/1, or raise naming the first bad row.
+
+    Accepts 0/1 as numbers or strings and true/false booleans.
+    """
+    col = df[column]
+    if col.dtype == bool:
+        return col.to_numpy(dtype=np.int8)
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        values = col.to_numpy(dtype=float)
+        bad = ~((values == 0) | (values == 1))
+        if bad.any():
+            raise _first_bad(df, bad, column, "0 or 1")
+        return values.astype(np.int8)
+    as_text = col.astype("string").str.strip().str.lower()
+    mapped = as_text.map({"0": 0, "1": 1, "0.0": 0, "1.0": 1, "true": 1, "false": 0})
+    bad = mapped.isna().to_numpy()
+    if bad.any():
+        raise _first_bad(df, bad, column, "0 or 1")
+    return mapped.to_numpy(dtype=np.int8)
+
+
+def numeric_column(
+    df: pd.DataFrame,
+    column: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    integer: bool = False,
+) -> np.ndarray:
+    """Return ``df[column]`` as float64 (or int64), checking it is finite and within [low, high]."""
+    values = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    rng = ""
+    if low is not None:
+        bad |= values < low
+    if high is not None:
+        bad |= values > high
+    if low is not None or high is not None:
+        rng = f" in [{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
+    if integer:
+        bad |= np.isfinite(values) & (values != np.round(values))
+    if bad.any():
+        raise _first_bad(df, bad, column, f"{'an integer' if integer else 'a number'}{rng}")
+    return values.astype(np.int64) if integer else values
+
+
+def text_column(df: pd.DataFrame, column: str) -> np.ndarray:
+    """Return ``df[column]`` as strings, refusing empty cells."""
+    col = df[column]
+    bad = col.isna().to_numpy() | (col.astype("string").str.strip() == "").fillna(True).to_numpy()
+    if bad.any():
+        raise _first_bad(df, bad, column, "a non-empty value")
+    return col.astype(str).to_numpy()
+
+
+def check_unique(df: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:
+    """Raise on the first row that repeats an earlier row's values in ``columns``."""
+    dup = df.duplicated(list(columns), keep="first").to_numpy()
+    if dup.any():
+        pos = int(np.flatnonzero(dup)[0])
+        key = ", ".join(f"{c}={df[c].iloc[pos]!r}" for c in columns)
+        raise InputError(f"duplicate {what} ({key})", file=_file(df), line=line_of(df, pos))

@@ -1,0 +1,215 @@
+"""Response data for knowledge tracing: reading, validating and packing into sequences.
+
+A response table has one row per response with columns ``student, skill, correct`` (0/1), and
+optionally ``order`` (position within the student's practice of the skill; without it the file
+order is used) and ``known`` (0/1, the true knowledge state, present in simulated data).  pyBKT's
+column names (``user_id, skill_name, correct, order_id``) are recognised as they are.
+
+Rows need not be sorted or grouped: each student x skill sequence is put in order by ``order``
+(or by file position), keeping ties out -- two rows of one sequence with the same ``order`` are an
+error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import InputError, binary_column, line_of, numeric_column, read_table, require_columns
+
+__all__ = ["Columns", "Sequences", "TimeMajor", "pack", "read_responses", "time_major"]
+
+_PYBKT_NAMES = {"student": "user_id", "skill": "skill_name", "order": "order_id"}
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Names of the columns in the user's file (pyBKT's names are tried when these are absent)."""
+
+    student: str = "student"
+    skill: str = "skill"
+    correct: str = "correct"
+    order: str = "order"
+    known: str = "known"
+
+    def resolve(self, df: pd.DataFrame) -> Columns:
+        """Fall back to pyBKT's default names for columns left at their defaults and missing."""
+        defaults = Columns()
+        changes = {}
+        for attr, alt in _PYBKT_NAMES.items():
+            name = getattr(self, attr)
+            if name == getattr(defaults, attr) and name not in df.columns and alt in df.columns:
+                changes[attr] = alt
+        return replace(self, **changes) if changes else self
+
+
+@dataclass
+class Sequences:
+    """Responses packed by skill, then student, then order.
+
+    ``obs[starts[s]:starts[s+1]]`` is sequence ``s``; sequences of skill ``k`` are
+    ``skill_starts[k]:skill_starts[k+1]``.  ``row[i]`` is the position, in the original table, of
+    the i-th packed response, so results can be put back in the user's row order.
+    """
+
+    skills: np.ndarray  # skill names, sorted
+    students: np.ndarray  # student name of each sequence
+    obs: np.ndarray  # int8
+    starts: np.ndarray  # int64, n_seq + 1
+    skill_starts: np.ndarray  # int64, n_skills + 1
+    seq_skill: np.ndarray  # int64, skill index of each sequence
+    row: np.ndarray  # int64, original row position of each packed response
+    known: np.ndarray | None = None
+    opportunity: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+
+    @property
+    def n_responses(self) -> int:
+        return int(self.obs.shape[0])
+
+    @property
+    def n_sequences(self) -> int:
+        return int(self.starts.shape[0] - 1)
+
+    def skill_slice(self, k: int) -> slice:
+        """Positions in ``obs`` of skill ``k``'s responses."""
+        return slice(
+            int(self.starts[self.skill_starts[k]]), int(self.starts[self.skill_starts[k + 1]])
+        )
+
+    def unpack(self, values: np.ndarray) -> np.ndarray:
+        """Put per-response ``values`` (packed order) back into the original row order."""
+        out = np.empty_like(values)
+        out[self.row] = values
+        return out
+
+
+def pack(
+    df: pd.DataFrame, columns: Columns | None = None, *, require_known: bool = False
+) -> tuple[Sequences, Columns]:
+    """Validate a response table and pack it into :class:`Sequences`."""
+    cols = (columns or Columns()).resolve(df)
+    require_columns(df, [cols.student, cols.skill, cols.correct])
+    correct = binary_column(df, cols.correct)
+    known = None
+    if cols.known in df.columns:
+        known = binary_column(df, cols.known)
+    elif require_known:
+        require_columns(df, [cols.known], what="the true knowledge state, as in simulated data")
+
+    student_codes, student_names = pd.factorize(df[cols.student], sort=False)
+    skill_codes, skill_names = pd.factorize(df[cols.skill], sort=False)
+    for name, codes in ((cols.student, student_codes), (cols.skill, skill_codes)):
+        if (codes < 0).any():  # factorize marks missing values with -1
+            pos = int(np.flatnonzero(codes < 0)[0])
+            raise InputError(
+                "expected a value, got an empty cell",
+                file=df.attrs.get("file"),
+                line=line_of(df, pos),
+                column=name,
+            )
+    # name the skills as text and number them in sorted order (cheap: sorts the unique names only)
+    skill_names = np.asarray(skill_names).astype(str)
+    student_names = np.asarray(student_names).astype(str)
+    rank = np.argsort(skill_names, kind="stable")
+    skill_names = skill_names[rank]
+    skill_codes = np.argsort(rank)[skill_codes]
+    group = skill_codes.astype(np.int64) * len(student_names) + student_codes
+    if cols.order in df.columns:
+        order = numeric_column(df, cols.order)
+        perm = np.lexsort((order, group))  # stable: equal keys keep file order
+    else:
+        order = None
+        perm = np.argsort(group, kind="stable")
+
+    sk = skill_codes[perm]
+    st = student_codes[perm]
+    new_seq = np.ones(len(perm), dtype=bool)
+    new_seq[1:] = (sk[1:] != sk[:-1]) | (st[1:] != st[:-1])
+    if order is not None:
+        o = order[perm]
+        tie = np.zeros(len(perm), dtype=bool)
+        tie[1:] = (~new_seq[1:]) & (o[1:] == o[:-1])
+        if tie.any():
+            i = int(np.flatnonzero(tie)[0])
+            raise InputError(
+                f"two responses of student {student_names[st[i]]!r} on skill {skill_names[sk[i]]!r} "
+                f"have the same order {o[i]:g} (the other is on line {line_of(df, int(perm[i - 1]))})",
+                file=df.attrs.get("file"),
+                line=line_of(df, int(perm[i])),
+                column=cols.order,
+            )
+    seq_first = np.flatnonzero(new_seq)
+    starts = np.append(seq_first, len(perm)).astype(np.int64)
+    seq_skill = sk[seq_first].astype(np.int64)
+    skill_starts = np.searchsorted(seq_skill, np.arange(len(skill_names) + 1)).astype(np.int64)
+    seq_len = np.diff(starts)
+    opportunity = np.arange(len(perm), dtype=np.int64) - np.repeat(seq_first, seq_len) + 1
+    seqs = Sequences(
+        skills=np.asarray(skill_names, dtype=object),
+        students=np.asarray(student_names, dtype=object)[st[seq_first]],
+        obs=np.ascontiguousarray(correct[perm]),
+        starts=starts,
+        skill_starts=skill_starts,
+        seq_skill=seq_skill,
+        row=perm.astype(np.int64),
+        known=None if known is None else np.ascontiguousarray(known[perm]),
+        opportunity=opportunity,
+    )
+    return seqs, cols
+
+
+def read_responses(
+    path: str | Path, columns: Columns | None = None, *, require_known: bool = False
+) -> tuple[pd.DataFrame, Sequences, Columns]:
+    """Read and validate a response file; return the table, its packed sequences and column names."""
+    df = read_table(path)
+    seqs, cols = pack(df, columns, require_known=require_known)
+    return df, seqs, cols
+
+
+@dataclass
+class TimeMajor:
+    """Each skill's responses reordered time-major, for loops that vectorise across students.
+
+    Within a skill, sequences are sorted longest first; the block of skill ``k`` starts at
+    ``obs[obs_lo[k]]`` and holds step 0 of every sequence, then step 1 of those still going, and
+    so on; ``bs[bs_lo[k] + t]`` is the number of sequences still going at step ``t``
+    (``t < T[k]``).  ``position[i]`` is where packed response ``i`` went.
+    """
+
+    obs: np.ndarray
+    obs_lo: np.ndarray
+    bs: np.ndarray
+    bs_lo: np.ndarray
+    T: np.ndarray
+    position: np.ndarray
+
+
+def time_major(seqs: Sequences) -> TimeMajor:
+    """Reorder packed sequences into the time-major layout of :class:`TimeMajor`."""
+    lengths = np.diff(seqs.starts)
+    n_skills = len(seqs.skills)
+    order = np.lexsort((-lengths, seqs.seq_skill))  # by skill, longest first
+    rank = np.empty(seqs.n_sequences, dtype=np.int64)
+    rank[order] = np.arange(seqs.n_sequences) - seqs.skill_starts[seqs.seq_skill[order]]
+    T = np.zeros(n_skills, dtype=np.int64)
+    np.maximum.at(T, seqs.seq_skill, lengths)
+    bs_lo = np.concatenate([[0], np.cumsum(T)[:-1]]).astype(np.int64)
+    counts = np.zeros(int(T.sum()), dtype=np.int64)
+    np.add.at(counts, bs_lo[seqs.seq_skill] + lengths - 1, 1)
+    # bs[t] = number of sequences longer than t = suffix sum of counts within the skill's segment
+    seg_end = np.repeat(bs_lo + T, T)
+    rc = np.concatenate([np.cumsum(counts[::-1])[::-1], [0]])
+    bs = rc[:-1] - rc[seg_end]
+    excl = np.cumsum(bs) - bs
+    cbs = excl - np.repeat(excl[bs_lo], T)
+    obs_lo = seqs.starts[seqs.skill_starts[:-1]].astype(np.int64)
+    seq_of = np.repeat(np.arange(seqs.n_sequences), lengths)
+    k_of = seqs.seq_skill[seq_of]
+    position = obs_lo[k_of] + cbs[bs_lo[k_of] + seqs.opportunity - 1] + rank[seq_of]
+    obs_tm = np.empty_like(seqs.obs)
+    obs_tm[position] = seqs.obs
+    return TimeMajor(obs_tm, obs_lo, bs.astype(np.int64), bs_lo, T, position)

@@ -1,0 +1,181 @@
+"""The run directory every command writes.
+
+Layout::
+
+    DIR/config.json    parameters, seed, package versions, input file hashes, status
+    DIR/*.csv          result tables
+    DIR/figures/*.png  figures (also embedded in the report)
+    DIR/report.html    tables and figures, one self-contained file that opens offline
+    DIR/results.json   headline numbers, machine readable -- written last
+
+A run that stops half-way leaves ``config.json`` with ``"status": "running"`` and no
+``results.json``: nothing in it looks complete.  Every file is written to a temporary name and
+renamed into place, so no file is ever seen half-written.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+import tempfile
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .io import file_sha256
+
+__all__ = ["RunDir", "atomic_write", "package_versions", "to_jsonable", "default_out"]
+
+_TRACKED_PACKAGES = (
+    "edueval",
+    "numpy",
+    "scipy",
+    "pandas",
+    "numba",
+    "scikit-learn",
+    "statsmodels",
+    "matplotlib",
+)
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and the packages whose behaviour can change a result."""
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for name in _TRACKED_PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def atomic_write(path: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert numpy/pandas scalars and containers into plain JSON values (NaN -> null)."""
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, pd.DataFrame):
+        return [to_jsonable(r) for r in obj.to_dict(orient="records")]
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return None if not np.isfinite(f) else f
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def default_out(command: str) -> Path:
+    """``runs/<command>-<timestamp>``: where a run goes when ``--out`` is not given."""
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{command.replace(' ', '-')}-{stamp}"
+
+
+class RunDir:
+    """A run directory: create it, add tables and figures, then :meth:`finish`.
+
+    Parameters
+    ----------
+    path : folder to write (created if needed; a previous run's files there are replaced).
+    command : the command that produced it, e.g. ``"kt fit"``.
+    params : every parameter of the run (JSON-serialisable after :func:`to_jsonable`).
+    seed : the run's seed, if anything in it is random.
+    inputs : named input files; their size and SHA-256 go into ``config.json``.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        command: str,
+        params: Mapping[str, Any],
+        seed: int | None = None,
+        inputs: Mapping[str, str | Path] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        # A previous run's completion markers must not survive into this one.
+        for stale in ("results.json", "report.html"):
+            (self.path / stale).unlink(missing_ok=True)
+        self.tables: dict[str, Path] = {}
+        self.figures: dict[str, Path] = {}
+        self.config: dict[str, Any] = {
+            "command": command,
+            "status": "running",
+            "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "seed": seed,
+            "params": to_jsonable(dict(params)),
+            "inputs": {
+                name: {
+                    "path": str(p),
+                    "bytes": Path(p).stat().st_size,
+                    "sha256": file_sha256(p),
+                }
+                for name, p in (inputs or {}).items()
+            },
+            "versions": package_versions(),
+        }
+        self._write_config()
+
+    def _write_config(self) -> None:
+        atomic_write(self.path / "config.json", json.dumps(self.config, indent=2) + "\n")
+
+    def table(self, name: str, df: pd.DataFrame, *, index: bool = False) -> Path:
+        """Write a CSV table ``name.csv`` (atomically) and remember it for the manifest."""
+        path = self.path / f"{name}.csv"
+        atomic_write(path, df.to_csv(index=index, lineterminator="\n"))
+        self.tables[name] = path
+        return path
+
+    def figure(self, name: str, fig: Any) -> Path:
+        """Save a matplotlib figure as ``figures/name.png``."""
+        from .report.figures import png_bytes
+
+        path = self.path / "figures" / f"{name}.png"
+        atomic_write(path, png_bytes(fig))
+        self.figures[name] = path
+        return path
+
+    def text(self, name: str, content: str) -> Path:
+        """Write any other text file into the run directory."""
+        return atomic_write(self.path / name, content)
+
+    def finish(self, results: Mapping[str, Any], report_html: str | None = None) -> None:
+        """Write the report, then ``results.json``, then mark ``config.json`` complete."""
+        if report_html is not None:
+            atomic_write(self.path / "report.html", report_html)
+        payload = dict(to_jsonable(dict(results)))
+        payload.setdefault("tables", {k: v.name for k, v in self.tables.items()})
+        atomic_write(self.path / "results.json", json.dumps(payload, indent=2) + "\n")
+        self.config["status"] = "complete"
+        self.config["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        self._write_config()
