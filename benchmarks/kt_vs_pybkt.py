@@ -57,7 +57,7 @@ def assistments_style(n_skills: int, gen: np.random.Generator) -> tuple[pd.DataF
     rows interleaved across skills in one global ``order_id``."""
     truth = random_params(n_skills, gen)
     parts = []
-    for k, skill in enumerate(truth.index):
+    for k, _skill in enumerate(truth.index):
         n_students = int(gen.integers(50, 1500))
         sim = simulate(truth.iloc[[k]], n_students, 40, seed=int(gen.integers(1 << 31)))
         length = np.minimum(gen.geometric(1 / 9, n_students) + 1, 40)
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> dict:
         model.fit(ours_df)
         fit_times.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        pred = model.predict(ours_df)
+        model.predict(ours_df)
         predict_times.append(time.perf_counter() - t0)
 
     ll_ours = per_skill_loglik(ours_df, model.params_)
