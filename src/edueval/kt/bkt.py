@@ -20,7 +20,32 @@ from . import _kernels as K
 from .data import Columns, Sequences, pack, time_major
 from .params import PARAM_NAMES, BKTParams, params_frame, params_matrix, random_params
 
-__all__ = ["BKT", "simulate", "forward", "forward_sequences", "FitResult"]
+__all__ = ["BKT", "simulate", "simulate_arrays", "forward", "forward_sequences", "FitResult"]
+
+
+def simulate_arrays(
+    P: np.ndarray, n_students: int, n_opportunities: int, gen: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sample the BKT generative model for parameter rows ``P`` (n_skills, 5).
+
+    Returns ``(known, correct)``, int8 arrays of shape (n_skills, n_students, n_opportunities).
+    """
+    if n_students < 1 or n_opportunities < 1:
+        raise ValueError("n_students and n_opportunities must be at least 1")
+    n_skills = P.shape[0]
+    shape = (n_skills, n_students, n_opportunities)
+    u_init = gen.random(shape[:2])
+    u_resp = gen.random(shape)
+    u_move = gen.random(shape)
+    known = np.empty(shape, dtype=np.int8)
+    correct = np.empty(shape, dtype=np.int8)
+    prior, learn, guess, slip, forget = (P[:, j, None] for j in range(5))
+    state = u_init < prior
+    for t in range(n_opportunities):
+        known[:, :, t] = state
+        correct[:, :, t] = u_resp[:, :, t] < np.where(state, 1.0 - slip, guess)
+        state = u_move[:, :, t] < np.where(state, 1.0 - forget, learn)
+    return known, correct
 
 
 def simulate(
@@ -37,24 +62,10 @@ def simulate(
 
     Returns a long table ``student, skill, order, correct, known`` ordered by skill, student, order.
     """
-    if n_students < 1 or n_opportunities < 1:
-        raise ValueError("n_students and n_opportunities must be at least 1")
     pf = params_frame(params)
-    P = pf[list(PARAM_NAMES)].to_numpy(dtype=float)  # (n_skills, 5)
+    P = pf[list(PARAM_NAMES)].to_numpy(dtype=float)
+    known, correct = simulate_arrays(P, n_students, n_opportunities, make_rng(seed))
     n_skills = P.shape[0]
-    gen = make_rng(seed)
-    shape = (n_skills, n_students, n_opportunities)
-    u_init = gen.random(shape[:2])
-    u_resp = gen.random(shape)
-    u_move = gen.random(shape)
-    known = np.empty(shape, dtype=np.int8)
-    correct = np.empty(shape, dtype=np.int8)
-    prior, learn, guess, slip, forget = (P[:, j, None] for j in range(5))
-    state = u_init < prior
-    for t in range(n_opportunities):
-        known[:, :, t] = state
-        correct[:, :, t] = u_resp[:, :, t] < np.where(state, 1.0 - slip, guess)
-        state = u_move[:, :, t] < np.where(state, 1.0 - forget, learn)
     width = len(str(max(n_students - 1, 0)))
     students = np.array([f"s{i:0{width}d}" for i in range(n_students)], dtype=object)
     return pd.DataFrame(

@@ -24,15 +24,17 @@ from .data import Columns, Sequences, pack
 __all__ = ["first_crossing", "moment_of_learning", "n_correct_in_a_row", "mol_summary"]
 
 
-def first_crossing(flag: np.ndarray, seqs: Sequences) -> np.ndarray:
+def first_crossing(flag: np.ndarray, starts: np.ndarray, opportunity: np.ndarray) -> np.ndarray:
     """First opportunity (1-based) of each sequence where ``flag`` holds; length + 1 if never.
 
-    ``flag`` may be (n,) or (m, n) for m models at once.
+    ``starts`` delimits the sequences (see :class:`~edueval.kt.data.Sequences`) and
+    ``opportunity`` numbers each response within its sequence.  ``flag`` may be (n,) or (m, n)
+    for m models at once.
     """
-    lengths = np.diff(seqs.starts)
+    lengths = np.diff(starts)
     big = np.iinfo(np.int64).max
-    vals = np.where(flag, seqs.opportunity, big)
-    first = np.minimum.reduceat(vals, seqs.starts[:-1], axis=-1)
+    vals = np.where(flag, opportunity, big)
+    first = np.minimum.reduceat(vals, starts[:-1], axis=-1)
     return np.where(first == big, lengths + 1, first)
 
 
@@ -80,8 +82,8 @@ def moment_of_learning(
     if "p_known" not in data.columns:
         raise ValueError("data needs a p_known column (run forward() first)")
     pk = np.asarray(data["p_known"], dtype=float)[seqs.row]
-    t_true = first_crossing(seqs.known == 1, seqs)
-    t_est = first_crossing(pk >= threshold, seqs)
+    t_true = first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity)
+    t_est = first_crossing(pk >= threshold, seqs.starts, seqs.opportunity)
     return _table(seqs, t_true, t_est), mol_summary(t_true, t_est, np.diff(seqs.starts))
 
 
@@ -93,6 +95,6 @@ def n_correct_in_a_row(
         raise ValueError("n must be at least 1")
     seqs, _ = pack(data, columns, require_known=True)
     runs = K.run_lengths(seqs.obs, seqs.starts)
-    t_true = first_crossing(seqs.known == 1, seqs)
-    t_est = first_crossing(runs >= n, seqs)
+    t_true = first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity)
+    t_est = first_crossing(runs >= n, seqs.starts, seqs.opportunity)
     return _table(seqs, t_true, t_est), mol_summary(t_true, t_est, np.diff(seqs.starts))

@@ -1,0 +1,1 @@
+"""The ``edueval`` command line (Typer): argument parsing and printing only, no domain logic."""

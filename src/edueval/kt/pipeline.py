@@ -1,0 +1,358 @@
+"""P1 runs: each ``kt`` command as a function that reads files, computes, and writes a run
+directory (tables, results.json, report.html).  The CLI is a thin layer over these."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import InputError
+from ..report import Report
+from ..report.figures import new_figure
+from ..runs import RunDir
+from ..seeding import rng
+from .bkt import BKT, forward_sequences, simulate
+from .data import Columns, read_responses
+from .mastery import first_crossing, mol_summary
+from .metrics import evaluate
+from .params import PAPER_RANGES, params_matrix, random_params, read_params
+from .study import StudyConfig, headline, run_study
+from .study_report import figures as study_figures
+from .study_report import study_report
+
+__all__ = ["simulate_run", "predict_run", "fit_run", "evaluate_run", "study_run"]
+
+
+def _learning_curve(df: pd.DataFrame, order_col: str = "order"):
+    fig, ax = new_figure(6.0, 3.6)
+    g = df.groupby(order_col)
+    ax.plot(g["correct"].mean(), label="P(correct)", color="#3b6ea5")
+    if "known" in df.columns:
+        ax.plot(g["known"].mean(), label="P(known), true state", color="#c9a227")
+    if "p_known" in df.columns:
+        ax.plot(g["p_known"].mean(), label="mean posterior P(known)", color="#7a9e48", ls="--")
+    ax.set_xlabel("opportunity")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    ax.set_title("Learning curve, all skills", fontsize=10)
+    return fig
+
+
+def simulate_run(
+    out: Path,
+    *,
+    n_students: int,
+    n_opportunities: int,
+    n_skills: int | None = None,
+    params_path: Path | None = None,
+    seed: int,
+    forget_max: float = 0.0,
+) -> dict:
+    """Simulate responses (with the true ``known`` state) from given or random parameters."""
+    if n_students < 1 or n_opportunities < 1:
+        raise InputError("--students and --opportunities must be at least 1")
+    if params_path is not None:
+        params = read_params(params_path)
+        source = "file"
+    else:
+        if not n_skills or n_skills < 1:
+            raise InputError("--skills must be at least 1 when no --params file is given")
+        params = random_params(
+            n_skills, rng(seed), PAPER_RANGES, forget=(0.0, forget_max) if forget_max > 0 else None
+        )
+        source = "paper ranges"
+    run = RunDir(
+        out,
+        command="kt simulate",
+        params={
+            "n_students": n_students,
+            "n_opportunities": n_opportunities,
+            "n_skills": len(params),
+            "params_source": source,
+            "forget_max": forget_max,
+        },
+        seed=seed,
+        inputs={"params": params_path} if params_path else None,
+    )
+    df = simulate(params, n_students, n_opportunities, seed=seed + 1)
+    run.table("responses", df)
+    run.table("params", params.reset_index())
+    rep = Report(
+        "Simulated BKT responses",
+        f"{n_students} students x {len(params)} skills x "
+        f"{n_opportunities} opportunities, seed {seed}",
+    )
+    rep.section("Generating parameters").table(params.reset_index())
+    rep.section("Learning curve").figure(_learning_curve(df))
+    results = {
+        "n_responses": len(df),
+        "n_skills": len(params),
+        "mean_correct": float(df["correct"].mean()),
+        "mean_known": float(df["known"].mean()),
+    }
+    run.finish(results, rep.render())
+    return results
+
+
+def predict_run(
+    out: Path, data_path: Path, params_path: Path, columns: Columns | None = None
+) -> dict:
+    """Forward-filter a response file with given parameters: adds ``p_correct`` and ``p_known``."""
+    df, seqs, cols = read_responses(data_path, columns)
+    params = read_params(params_path)
+    P = params_matrix(params, seqs.skills, source=str(params_path))
+    run = RunDir(
+        out,
+        command="kt predict",
+        params={"columns": asdict(cols)},
+        inputs={"data": data_path, "params": params_path},
+    )
+    pc, pk = forward_sequences(seqs, P)
+    pred = df.copy()
+    pred["p_correct"] = seqs.unpack(pc)
+    pred["p_known"] = seqs.unpack(pk)
+    run.table("predictions", pred)
+    per_skill = _per_skill_summary(seqs, pc, pk)
+    run.table("per_skill", per_skill)
+    rep = Report("BKT predictions", f"{data_path} with parameters {params_path}")
+    rep.section("Per skill").table(per_skill)
+    results = {
+        "n_responses": int(len(pred)),
+        "n_skills": int(len(seqs.skills)),
+        "mean_p_correct": float(pc.mean()),
+        "mean_p_known": float(pk.mean()),
+    }
+    run.finish(results, rep.render())
+    return results
+
+
+def _per_skill_summary(seqs, pc: np.ndarray, pk: np.ndarray) -> pd.DataFrame:
+    rows = []
+    for k, skill in enumerate(seqs.skills):
+        sl = seqs.skill_slice(k)
+        y = seqs.obs[sl]
+        rows.append(
+            {
+                "skill": skill,
+                "n_responses": int(y.shape[0]),
+                "n_students": int(seqs.skill_starts[k + 1] - seqs.skill_starts[k]),
+                "mean_correct": float(y.mean()),
+                "mean_p_correct": float(pc[sl].mean()),
+                "final_mean_p_known": float(
+                    pk[
+                        seqs.starts[seqs.skill_starts[k] + 1 : seqs.skill_starts[k + 1] + 1] - 1
+                    ].mean()
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def fit_run(
+    out: Path,
+    data_path: Path,
+    model: BKT,
+    *,
+    min_responses: int = 10,
+    warn=None,
+) -> dict:
+    """Fit BKT per skill by EM; skills with fewer than ``min_responses`` responses are skipped
+    (named in a warning and in results.json)."""
+    df, seqs, cols = read_responses(data_path, model.columns)
+    counts = np.diff(seqs.starts[seqs.skill_starts])
+    small = [str(s) for s, c in zip(seqs.skills, counts, strict=True) if c < min_responses]
+    if small:
+        if len(small) == len(seqs.skills):
+            raise InputError(
+                f"every skill has fewer than {min_responses} responses (--min-responses); "
+                "nothing to fit",
+                file=str(data_path),
+            )
+        if warn:
+            warn(
+                f"{len(small)} skill(s) with fewer than {min_responses} responses not fitted: "
+                + ", ".join(small[:5])
+                + (" ..." if len(small) > 5 else "")
+            )
+        keep = ~df[cols.skill].astype(str).isin(small).to_numpy()
+        df = df[keep].reset_index(drop=True)
+        df.attrs["file"] = str(data_path)
+    run = RunDir(
+        out,
+        command="kt fit",
+        params={
+            "model": repr(model),
+            "forgets": model.forgets,
+            "n_restarts": model.n_restarts,
+            "max_iter": model.max_iter,
+            "tol": model.tol,
+            "guess_max": model.guess_max,
+            "slip_max": model.slip_max,
+            "min_responses": min_responses,
+            "columns": asdict(cols),
+        },
+        seed=model.seed,
+        inputs={"data": data_path},
+    )
+    model.fit(df)
+    res = model.result_
+    table = res.params.copy()
+    table["log_likelihood"] = res.log_likelihood
+    table["n_iter"] = res.n_iter
+    table["converged"] = res.converged
+    sizes = df.groupby(df[cols.skill].astype(str)).agg(
+        n_responses=(cols.correct, "size"), n_students=(cols.student, "nunique")
+    )
+    table = table.join(sizes)
+    run.table("params", table.reset_index())
+    run.table("restarts", res.restarts)
+    rep = Report("BKT fit (EM)", f"{data_path}: {len(table)} skills, {model!r}")
+    rep.section("Fitted parameters").table(table.reset_index())
+    if not res.converged.all():
+        rep.section("Convergence").text(
+            f"{int((~res.converged).sum())} skill(s) reached max_iter={model.max_iter} before the "
+            "tolerance; their parameters are the last EM iterate."
+        )
+    results = {
+        "n_skills": int(len(table)),
+        "n_responses": int(len(df)),
+        "total_log_likelihood": float(res.log_likelihood.sum()),
+        "n_not_converged": int((~res.converged).sum()),
+        "skipped_skills": small,
+        "params": table.reset_index(),
+    }
+    run.finish(results, rep.render())
+    return results
+
+
+def evaluate_run(
+    out: Path,
+    data_path: Path,
+    *,
+    columns: Columns | None = None,
+    n_params: int = 4,
+    threshold: float = 0.95,
+    n_in_a_row: int = 3,
+) -> dict:
+    """Metrics of ``p_correct`` against responses and, with ``known`` and ``p_known``, of the
+    knowledge estimate against the true state and the moment-of-learning error."""
+    df, seqs, cols = read_responses(data_path, columns)
+    from ..io import numeric_column, require_columns
+
+    require_columns(df, ["p_correct"], what="predicted probability of a correct answer")
+    pc = numeric_column(df, "p_correct", low=0.0, high=1.0)[seqs.row]
+    has_knowledge = seqs.known is not None and "p_known" in df.columns
+    pk = numeric_column(df, "p_known", low=0.0, high=1.0)[seqs.row] if has_knowledge else None
+    run = RunDir(
+        out,
+        command="kt evaluate",
+        params={
+            "n_params": n_params,
+            "threshold": threshold,
+            "n_in_a_row": n_in_a_row,
+            "columns": asdict(cols),
+        },
+        inputs={"data": data_path},
+    )
+    rows = []
+    scopes = [("all", slice(None))] + [
+        (str(s), seqs.skill_slice(k)) for k, s in enumerate(seqs.skills)
+    ]
+    for scope, sl in scopes:
+        row = {"scope": scope, "target": "performance", "n": int(seqs.obs[sl].shape[0])}
+        row.update(evaluate(seqs.obs[sl], pc[sl], k=n_params))
+        rows.append(row)
+        if has_knowledge:
+            row = {"scope": scope, "target": "knowledge", "n": int(seqs.known[sl].shape[0])}
+            row.update(evaluate(seqs.known[sl], pk[sl], k=n_params))
+            rows.append(row)
+    metrics = pd.DataFrame(rows)
+    run.table("metrics", metrics)
+    rep = Report("Evaluation of knowledge-tracing predictions", str(data_path))
+    rep.section("Metrics").table(metrics[metrics["scope"] == "all"])
+    results: dict = {
+        "performance": metrics[(metrics.scope == "all") & (metrics.target == "performance")]
+        .iloc[0]
+        .drop(["scope", "target"])
+        .to_dict(),
+    }
+    if has_knowledge:
+        results["knowledge"] = (
+            metrics[(metrics.scope == "all") & (metrics.target == "knowledge")]
+            .iloc[0]
+            .drop(["scope", "target"])
+            .to_dict()
+        )
+        lengths = np.diff(seqs.starts)
+        t_true = first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity)
+        t_est = first_crossing(pk >= threshold, seqs.starts, seqs.opportunity)
+        from . import _kernels as K
+
+        runs_ = K.run_lengths(seqs.obs, seqs.starts)
+        t_row = first_crossing(runs_ >= n_in_a_row, seqs.starts, seqs.opportunity)
+        mol = pd.DataFrame(
+            {
+                "student": seqs.students,
+                "skill": seqs.skills[seqs.seq_skill],
+                "n_opportunities": lengths,
+                "t_true": t_true,
+                "t_est": t_est,
+                "t_in_a_row": t_row,
+            }
+        )
+        run.table("moment_of_learning", mol)
+        s_bkt = mol_summary(t_true, t_est, lengths)
+        s_row = mol_summary(t_true, t_row, lengths)
+        results["moment_of_learning"] = {"threshold": threshold, **s_bkt}
+        results["moment_of_learning_in_a_row"] = {"n_in_a_row": n_in_a_row, **s_row}
+        rep.section("Moment of learning").text(
+            f"MoL MAD (P(known) >= {threshold}): {s_bkt['mol_mad']:.3f} opportunities over "
+            f"{s_bkt['n_sequences']} student-skill sequences; {s_bkt['n_never_learned']} never "
+            f"learned and {s_bkt['n_never_crossed']} never crossed (both censored at T+1). "
+            f"{n_in_a_row} correct in a row: MAD {s_row['mol_mad']:.3f}."
+        )
+    else:
+        rep.section("Knowledge").text(
+            "No knowledge metrics: they need both a 'known' column (true state, as in simulated "
+            "data) and a 'p_known' column."
+        )
+    run.finish(results, rep.render())
+    return results
+
+
+def study_run(out: Path, config: StudyConfig, *, sensitivity: bool = True) -> dict:
+    """The full Pardos & Yudelson study with its report."""
+    run = RunDir(
+        out,
+        command="kt study",
+        params={**asdict(config), "sensitivity": sensitivity},
+        seed=config.seed,
+    )
+    result = run_study(config)
+    variant = None
+    if sensitivity:
+        variant = run_study(StudyConfig(**{**asdict(config), "prose_prior": True}))
+    run.table("scores", result.scores)
+    run.table("truth", result.truth.reset_index())
+    run.table("candidates", result.candidates.reset_index())
+    run.table("table2", result.table2)
+    run.table("table3", result.table3)
+    run.table("experiment3", result.experiment3)
+    run.table("mol_in_a_row", result.in_a_row)
+    if variant is not None:
+        run.table("sensitivity_table3", variant.table3)
+        run.table("sensitivity_experiment3", variant.experiment3)
+    for name, fig in study_figures(result).items():
+        run.figure(name, fig)
+    results = headline(result)
+    if variant is not None:
+        results["sensitivity_prose_prior"] = {
+            "true_first": dict(
+                zip(variant.table3["metric"], variant.table3["n_true_first"], strict=True)
+            ),
+        }
+    run.finish(results, study_report(result, variant).render())
+    return results
