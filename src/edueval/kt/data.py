@@ -135,7 +135,7 @@ def pack(
         if tie.any():
             i = int(np.flatnonzero(tie)[0])
             raise InputError(
-                f"two responses of student {student_names[st[i]]!r} on skill {skill_names[sk[i]]!r} "
+                f"two responses of student {str(student_names[st[i]])!r} on skill {str(skill_names[sk[i]])!r} "
                 f"have the same order {o[i]:g} (the other is on line {line_of(df, int(perm[i - 1]))})",
                 file=df.attrs.get("file"),
                 line=line_of(df, int(perm[i])),

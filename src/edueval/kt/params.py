@@ -117,7 +117,7 @@ def params_matrix(
     """
     params = params_frame(params)
     skills = np.asarray(skills, dtype=str)
-    missing = [s for s in skills if s not in params.index]
+    missing = [str(s) for s in skills if s not in params.index]
     if missing:
         raise InputError(
             f"no parameters for skill {missing[0]!r} of the data"
