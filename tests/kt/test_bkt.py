@@ -40,8 +40,9 @@ def test_forward_matches_independent_filter(forget):
 def test_forward_hand_worked():
     # prior .5, learn .2, guess .1, slip .1, one correct then one wrong answer
     df = pd.DataFrame({"student": ["a", "a"], "skill": ["s", "s"], "correct": [1, 0]})
-    params = pd.DataFrame({"skill": ["s"], "prior": [0.5], "learn": [0.2], "guess": [0.1],
-                           "slip": [0.1]})
+    params = pd.DataFrame(
+        {"skill": ["s"], "prior": [0.5], "learn": [0.2], "guess": [0.1], "slip": [0.1]}
+    )
     out = forward(df, params)
     # step 1: P(correct) = .5*.9 + .5*.1 = .5; P(known|correct) = .45/.5 = .9
     # step 2: P(known) = .9 + .1*.2 = .92; P(correct) = .92*.9 + .08*.1 = .836
@@ -50,9 +51,14 @@ def test_forward_hand_worked():
     np.testing.assert_allclose(out["p_known"], [0.9, 0.092 / 0.164], atol=1e-15)
 
 
-@pytest.mark.parametrize("params", [
-    (0.3, 0.1, 0.2, 0.1, 0.0), (0.9999, 0.3, 0.2, 0.1, 0.05), (0.05, 0.01, 0.45, 0.45, 0.2),
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        (0.3, 0.1, 0.2, 0.1, 0.0),
+        (0.9999, 0.3, 0.2, 0.1, 0.05),
+        (0.05, 0.01, 0.45, 0.45, 0.2),
+    ],
+)
 def test_e_step_matches_forward_backward(params):
     df, _ = ragged(n_skills=1, n_students=60, T=20, seed=3)
     seqs, _ = pack(df)
@@ -61,17 +67,38 @@ def test_e_step_matches_forward_backward(params):
     n, m = int(bs.sum()), int(bs[0])
     p = np.array(params)
     stats = np.empty(10)
-    ll = K.e_step_tm(tm.obs[:n], bs, T, p, np.empty(n), np.empty(n), np.empty(m), np.empty(m),
-                     np.empty(m), np.empty(m), np.empty(m), stats)
+    ll = K.e_step_tm(
+        tm.obs[:n],
+        bs,
+        T,
+        p,
+        np.empty(n),
+        np.empty(n),
+        np.empty(m),
+        np.empty(m),
+        np.empty(m),
+        np.empty(m),
+        np.empty(m),
+        stats,
+    )
     want = np.zeros(10)
     ll_ref = 0.0
     for s in range(seqs.n_sequences):
-        y = seqs.obs[seqs.starts[s]:seqs.starts[s + 1]].astype(int)
+        y = seqs.obs[seqs.starts[s] : seqs.starts[s + 1]].astype(int)
         lls, gamma, xi = ref.forward_backward(y, params)
         ll_ref += lls
-        want += [gamma[0, 1], 1, xi[0, 1], xi[0].sum(), xi[1, 0], xi[1].sum(),
-                 (gamma[:, 0] * y).sum(), gamma[:, 0].sum(), (gamma[:, 1] * (1 - y)).sum(),
-                 gamma[:, 1].sum()]
+        want += [
+            gamma[0, 1],
+            1,
+            xi[0, 1],
+            xi[0].sum(),
+            xi[1, 0],
+            xi[1].sum(),
+            (gamma[:, 0] * y).sum(),
+            gamma[:, 0].sum(),
+            (gamma[:, 1] * (1 - y)).sum(),
+            gamma[:, 1].sum(),
+        ]
     assert ll == pytest.approx(ll_ref, rel=1e-12)
     np.testing.assert_allclose(stats, want, rtol=1e-10, atol=1e-10)
 

@@ -16,13 +16,25 @@ def table():
     # student d: never learns, never crosses -> 5 vs 5, error 0
     rows = []
     known = {"a": [0, 1, 1, 1], "b": [0, 0, 0, 0], "c": [1, 1, 1, 1], "d": [0, 0, 0, 0]}
-    pk = {"a": [.2, .6, .96, .99], "b": [.1, .5, .9, .95], "c": [.5, .6, .7, .8],
-          "d": [.1, .1, .1, .1]}
+    pk = {
+        "a": [0.2, 0.6, 0.96, 0.99],
+        "b": [0.1, 0.5, 0.9, 0.95],
+        "c": [0.5, 0.6, 0.7, 0.8],
+        "d": [0.1, 0.1, 0.1, 0.1],
+    }
     correct = {"a": [0, 1, 1, 1], "b": [1, 1, 1, 0], "c": [1, 0, 1, 1], "d": [0, 0, 0, 0]}
     for s in "abcd":
         for t in range(4):
-            rows.append({"student": s, "skill": "x", "order": t + 1, "correct": correct[s][t],
-                         "known": known[s][t], "p_known": pk[s][t]})
+            rows.append(
+                {
+                    "student": s,
+                    "skill": "x",
+                    "order": t + 1,
+                    "correct": correct[s][t],
+                    "known": known[s][t],
+                    "p_known": pk[s][t],
+                }
+            )
     return pd.DataFrame(rows).sample(frac=1, random_state=0)  # order must not matter
 
 

@@ -150,13 +150,18 @@ def e_step_tm(obs, bs, T, p, a_buf, b_buf, L, U, prod, g, h, stats):
         prod[i] = 1.0
     ll = 0.0
     pos = 0
+    # Loops run over per-step slices: indexing ``x[pos + i]`` makes numba emit a negative-index
+    # wrap-around select, which LLVM turned into gathers/scatters (about 3x slower).
     for t in range(T):
         n_t = bs[t]
+        ob = obs[pos : pos + n_t]
+        ab = a_buf[pos : pos + n_t]
+        bb = b_buf[pos : pos + n_t]
         for i in range(n_t):
-            lik, a, b = _observe(L[i], U[i], obs[pos + i], guess, slip)
+            lik, a, b = _observe(L[i], U[i], ob[i], guess, slip)
             prod[i] *= lik
-            a_buf[pos + i] = a
-            b_buf[pos + i] = b
+            ab[i] = a
+            bb[i] = b
             L[i] = a * stay + b * learn
             U[i] = a * forget + b * keep
         if t % 16 == 15:
@@ -179,9 +184,13 @@ def e_step_tm(obs, bs, T, p, a_buf, b_buf, L, U, prod, g, h, stats):
         n_t = bs[t]
         pos -= n_t
         n_next = bs[t + 1] if t + 1 < T else 0
+        ob = obs[pos : pos + n_t]
+        ab = a_buf[pos : pos + n_t]
+        bb = b_buf[pos : pos + n_t]
+        # the emission sums (s0..s3) are accumulated in the same pass as the smoothing
         for i in range(n_next):  # sequences that go on to step t + 1: smooth backwards
-            a = a_buf[pos + i]
-            b = b_buf[pos + i]
+            a = ab[i]
+            b = bb[i]
             pn = a * stay + b * learn
             qn = a * forget + b * keep
             rg = g[i] / pn if pn > TINY else 0.0
@@ -194,17 +203,30 @@ def e_step_tm(obs, bs, T, p, a_buf, b_buf, L, U, prod, g, h, stats):
             u_s += x00 + x01
             x10s += x10
             k_s += x11 + x10
-            g[i] = x11 + x10
-            h[i] = x00 + x01
-        for i in range(n_next, n_t):  # sequences whose last step is t
-            g[i] = a_buf[pos + i]
-            h[i] = b_buf[pos + i]
-        for i in range(n_t):
-            y = float(obs[pos + i])
-            s0 += h[i] * y
-            s1 += h[i]
-            s2 += g[i] * (1.0 - y)
-            s3 += g[i]
+            gi = x11 + x10
+            hi = x00 + x01
+            g[i] = gi
+            h[i] = hi
+            y = float(ob[i])
+            s0 += hi * y
+            s1 += hi
+            s2 += gi * (1.0 - y)
+            s3 += gi
+        ge = g[n_next:n_t]  # sequences whose last step is t
+        he = h[n_next:n_t]
+        ae = ab[n_next:]
+        be = bb[n_next:]
+        oe = ob[n_next:]
+        for i in range(n_t - n_next):
+            gi = ae[i]
+            hi = be[i]
+            ge[i] = gi
+            he[i] = hi
+            y = float(oe[i])
+            s0 += hi * y
+            s1 += hi
+            s2 += gi * (1.0 - y)
+            s3 += gi
     g0 = 0.0
     for i in range(n_seq):
         g0 += g[i]
@@ -375,36 +397,31 @@ def run_lengths(obs, starts):
 
 
 @njit(cache=True, parallel=True)
-def auc_rows(y, scores):
-    """Area under the ROC curve of each row of ``scores`` against labels ``y``.
+def auc_sorted(pos, neg):
+    """AUC of each row from its positives' and negatives' scores, each sorted ascending.
 
-    Mann-Whitney form with tied scores given their average rank (equal to the trapezoidal ROC
-    area).  NaN when ``y`` has a single class.
+    Mann-Whitney count: for every positive, the negatives below it plus half those tied with it
+    (equal to the trapezoidal area under the ROC curve).
     """
-    m, n = scores.shape
+    m = pos.shape[0]
+    n_pos = pos.shape[1]
+    n_neg = neg.shape[1]
     out = np.empty(m)
-    n_pos = 0
-    for i in range(n):
-        n_pos += y[i]
-    n_neg = n - n_pos
     for r in prange(m):
         if n_pos == 0 or n_neg == 0:
             out[r] = np.nan
             continue
-        row = scores[r]
-        order = np.argsort(row, kind="mergesort")
-        rank_sum = 0.0
-        i = 0
-        while i < n:
-            j = i
-            v = row[order[i]]
-            while j + 1 < n and row[order[j + 1]] == v:
-                j += 1
-            avg_rank = 0.5 * (i + j) + 1.0
-            pos_in_tie = 0
-            for k in range(i, j + 1):
-                pos_in_tie += y[order[k]]
-            rank_sum += avg_rank * pos_in_tie
-            i = j + 1
-        out[r] = (rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
+        lo = 0
+        hi = 0
+        total = 0.0
+        for i in range(n_pos):
+            v = pos[r, i]
+            while lo < n_neg and neg[r, lo] < v:
+                lo += 1
+            if hi < lo:
+                hi = lo
+            while hi < n_neg and neg[r, hi] <= v:
+                hi += 1
+            total += lo + 0.5 * (hi - lo)
+        out[r] = total / (float(n_pos) * float(n_neg))
     return out

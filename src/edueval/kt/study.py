@@ -89,6 +89,7 @@ PAPER_TABLE3 = {
 #: Published Experiment 3: MoL MAD ranked the true set first in 33/100 skills, mean rank 2.53;
 #: r (p) of the true set's MoL-MAD rank with each generating parameter.
 PAPER_MOL_FIRST = (33, 2.53)
+MOL_LABELS = {"mol_mad": "MoL MAD", "mol_mad_uncensored": "MoL MAD, uncensored students only"}
 PAPER_EXPERIMENT3 = {
     "prior": (0.18, 0.07),
     "learn": (0.68, 0.001),
@@ -193,11 +194,15 @@ def run_study(config: StudyConfig | None = None, *, progress: bool = True) -> St
         know = evaluate(kn, pk, k=4)
         t_true = first_crossing(kn == 1, starts, opportunity)
         t_est = first_crossing(pk >= cfg.threshold, starts, opportunity)
-        mad = np.abs(t_est - t_true).mean(axis=1)
+        err = np.abs(t_est - t_true)
+        mad = err.mean(axis=1)
+        both = (t_true <= T)[None, :] & (t_est <= T)
+        mad_unc = (err * both).sum(axis=1) / np.maximum(both.sum(axis=1), 1)
         block = pd.concat([perf.add_prefix("perf_"), know.add_prefix("know_")], axis=1)
         block.insert(0, "set", set_names)
         block.insert(0, "skill", truth.index[k])
         block["mol_mad"] = mad
+        block["mol_mad_uncensored"] = mad_unc
         block["n_never_crossed"] = (t_est > T).sum(axis=1)
         block["n_never_learned"] = int((t_true > T).sum())
         rows.append(block)
@@ -256,9 +261,10 @@ def table3(scores: pd.DataFrame) -> pd.DataFrame:
     n_skills = scores["skill"].nunique()
     n_sets = scores["set"].nunique()
     out = []
-    for metric in [*METRICS, "mol_mad"]:
-        col = "mol_mad" if metric == "mol_mad" else f"perf_{metric}"
-        better = False if metric == "mol_mad" else HIGHER_IS_BETTER[metric]
+    for metric in [*METRICS, "mol_mad", "mol_mad_uncensored"]:
+        mol = metric.startswith("mol_mad")
+        col = metric if mol else f"perf_{metric}"
+        better = False if mol else HIGHER_IS_BETTER[metric]
         r = _ranks(scores, col, better)["true"]
         out.append(
             {
@@ -304,8 +310,9 @@ def comparison_table2(result: StudyResult) -> pd.DataFrame:
 def comparison_table3(result: StudyResult) -> pd.DataFrame:
     rows = []
     for _, r in result.table3.iterrows():
-        pa = PAPER_MOL_FIRST if r["metric"] == "mol_mad" else PAPER_TABLE3[r["metric"]]
-        label = "MoL MAD" if r["metric"] == "mol_mad" else LABELS[r["metric"]]
+        mol = r["metric"].startswith("mol_mad")
+        pa = PAPER_MOL_FIRST if mol else PAPER_TABLE3[r["metric"]]
+        label = MOL_LABELS.get(r["metric"], LABELS.get(r["metric"], r["metric"]))
         rows.append(
             {
                 "metric": label,
