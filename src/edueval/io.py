@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -81,11 +82,14 @@ def _table_kind(path: Path) -> str:
     )
 
 
-def read_table(path: str | Path, *, dtype: dict | None = None) -> pd.DataFrame:
+def read_table(path: str | Path, *, text_columns: Iterable[str] = ()) -> pd.DataFrame:
     """Read a CSV/TSV/JSONL/JSON table into a DataFrame.
 
-    Row ``i`` of the result (0-based) sits on line ``i + 2`` of a CSV file and line ``i + 1`` of a
-    JSONL file; :func:`line_of` converts.  The frame's ``attrs`` remember the file and its kind.
+    Only an empty cell counts as missing ("NA", "null" or "None" are ordinary values), and
+    ``text_columns`` (identifiers) are kept as text exactly as written, so "007" and "7" stay two
+    students.  Blank lines are skipped.  The frame's index holds each row's line number in the
+    file (CSV header = line 1), which :func:`line_of` reports in error messages; ``attrs`` remember
+    the file and its kind.
     """
     path = Path(path)
     if not path.exists():
@@ -98,10 +102,22 @@ def read_table(path: str | Path, *, dtype: dict | None = None) -> pd.DataFrame:
             "the file is empty; expected a header line and at least one row", file=path
         )
     try:
+        text = list(text_columns)
         if kind in {"csv", "tsv"}:
-            df = pd.read_csv(path, sep="," if kind == "csv" else "\t", dtype=dtype)
+            df = pd.read_csv(
+                path,
+                sep="," if kind == "csv" else "\t",
+                dtype=dict.fromkeys(text, str),
+                keep_default_na=False,
+                na_values=[""],
+                skip_blank_lines=False,
+            )
+            blank = df.isna().all(axis=1).to_numpy() if len(df.columns) else np.zeros(0, bool)
+            df.index = pd.RangeIndex(2, len(df) + 2)
+            df = df[~blank]
         elif kind == "jsonl":
             records = []
+            lines = []
             with open(path, encoding="utf-8") as fh:
                 for lineno, raw in enumerate(fh, start=1):
                     if not raw.strip():
@@ -117,7 +133,11 @@ def read_table(path: str | Path, *, dtype: dict | None = None) -> pd.DataFrame:
                             "expected a JSON object on each line", file=path, line=lineno
                         )
                     records.append(obj)
-            df = pd.DataFrame.from_records(records)
+                    lines.append(lineno)
+            df = pd.DataFrame.from_records(records, index=lines)
+            for name in text:
+                if name in df.columns:
+                    df[name] = df[name].where(df[name].isna(), df[name].astype(str))
         else:
             with open(path, encoding="utf-8") as fh:
                 try:
@@ -131,28 +151,37 @@ def read_table(path: str | Path, *, dtype: dict | None = None) -> pd.DataFrame:
             if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
                 raise InputError("expected a JSON list of objects", file=path)
             df = pd.DataFrame.from_records(obj)
+            for name in text:
+                if name in df.columns:
+                    df[name] = df[name].where(df[name].isna(), df[name].astype(str))
     except InputError:
         raise
     except pd.errors.EmptyDataError:
         raise InputError("the file is empty; expected a header line and rows", file=path) from None
     except pd.errors.ParserError as exc:
-        raise InputError(f"cannot parse as {kind.upper()}: {exc}", file=path) from None
+        found = re.search(r"line (\d+)", str(exc))
+        raise InputError(
+            f"cannot parse as {kind.upper()}: {' '.join(str(exc).split())}",
+            file=path,
+            line=int(found.group(1)) if found else None,
+        ) from None
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", file=path) from None
     if len(df) == 0:
         raise InputError("no data rows; expected at least one row after the header", file=path)
     df.attrs["file"] = str(path)
     df.attrs["kind"] = kind
+    df.attrs["index_is_line"] = kind in {"csv", "tsv", "jsonl"}
     return df
 
 
 def line_of(df: pd.DataFrame, position: int) -> int | None:
-    """Line number in the source file of the row at 0-based ``position`` (None if unknown)."""
-    kind = df.attrs.get("kind")
-    if kind in {"csv", "tsv"}:
-        return position + 2
-    if kind == "jsonl":
-        return position + 1
+    """Line number in the source file of the row at 0-based ``position`` (None if unknown).
+
+    Works on any row subset of a frame from :func:`read_table` (its index holds line numbers).
+    """
+    if df.attrs.get("index_is_line"):
+        return int(df.index[position])
     return None
 
 

@@ -123,9 +123,7 @@ class RunDir:
     ) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        # A previous run's completion markers must not survive into this one.
-        for stale in ("results.json", "report.html"):
-            (self.path / stale).unlink(missing_ok=True)
+        self._remove_previous_run()
         self.tables: dict[str, Path] = {}
         self.figures: dict[str, Path] = {}
         self.config: dict[str, Any] = {
@@ -145,6 +143,26 @@ class RunDir:
             "versions": package_versions(),
         }
         self._write_config()
+
+    def _remove_previous_run(self) -> None:
+        """Remove what an earlier run wrote here: its completion markers, and the tables and
+        figures it listed (files it did not list, such as the user's own, are left alone)."""
+        previous = self.path / "results.json"
+        if previous.exists():
+            try:
+                listed = json.loads(previous.read_text()).get("tables", {})
+            except (json.JSONDecodeError, OSError, AttributeError):
+                listed = {}
+            for name in listed.values() if isinstance(listed, dict) else []:
+                target = self.path / str(name)
+                if target.parent == self.path and target.suffix == ".csv":
+                    target.unlink(missing_ok=True)
+        for stale in ("results.json", "report.html", "calls.jsonl"):
+            (self.path / stale).unlink(missing_ok=True)
+        figures = self.path / "figures"
+        if figures.is_dir():
+            for png in figures.glob("*.png"):
+                png.unlink()
 
     def _write_config(self) -> None:
         atomic_write(self.path / "config.json", json.dumps(self.config, indent=2) + "\n")

@@ -101,9 +101,14 @@ def pack(
 
     student_codes, student_names = pd.factorize(df[cols.student], sort=False)
     skill_codes, skill_names = pd.factorize(df[cols.skill], sort=False)
-    for name, codes in ((cols.student, student_codes), (cols.skill, skill_codes)):
-        if (codes < 0).any():  # factorize marks missing values with -1
-            pos = int(np.flatnonzero(codes < 0)[0])
+    for name, codes, names in (
+        (cols.student, student_codes, student_names),
+        (cols.skill, skill_codes, skill_names),
+    ):
+        blank = np.flatnonzero(np.char.strip(np.asarray(names, dtype=str)) == "")
+        bad = (codes < 0) | np.isin(codes, blank)  # factorize marks missing values with -1
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
             raise InputError(
                 "expected a value, got an empty cell",
                 file=df.attrs.get("file"),
@@ -165,8 +170,10 @@ def read_responses(
     path: str | Path, columns: Columns | None = None, *, require_known: bool = False
 ) -> tuple[pd.DataFrame, Sequences, Columns]:
     """Read and validate a response file; return the table, its packed sequences and column names."""
-    df = read_table(path)
-    seqs, cols = pack(df, columns, require_known=require_known)
+    cols = columns or Columns()
+    ids = {cols.student, cols.skill, *(_PYBKT_NAMES[k] for k in ("student", "skill"))}
+    df = read_table(path, text_columns=ids)
+    seqs, cols = pack(df, cols, require_known=require_known)
     return df, seqs, cols
 
 

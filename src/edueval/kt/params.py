@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, check_unique, numeric_column, read_table, require_columns
+from ..io import InputError, check_unique, numeric_column, read_table, require_columns, text_column
 
 __all__ = [
     "BKTParams",
@@ -95,10 +95,11 @@ def random_params(
 
 def read_params(path: str | Path) -> pd.DataFrame:
     """Read a parameter file (CSV/JSON/JSONL with ``skill, prior, learn, guess, slip[, forget]``)."""
-    df = read_table(path)
+    df = read_table(path, text_columns=["skill"])
     require_columns(df, ["skill", "prior", "learn", "guess", "slip"])
+    skills = text_column(df, "skill")
     check_unique(df, ["skill"], what="skill")
-    out = pd.DataFrame(index=pd.Index(df["skill"].astype(str), name="skill"))
+    out = pd.DataFrame(index=pd.Index(skills, name="skill"))
     for name in PARAM_NAMES:
         if name in df.columns:
             out[name] = numeric_column(df, name, low=0.0, high=1.0)

@@ -177,9 +177,7 @@ def fit_run(
                 + ", ".join(small[:5])
                 + (" ..." if len(small) > 5 else "")
             )
-        keep = ~df[cols.skill].astype(str).isin(small).to_numpy()
-        df = df[keep].reset_index(drop=True)
-        df.attrs["file"] = str(data_path)
+        df = df[~df[cols.skill].astype(str).isin(small).to_numpy()]
     run = RunDir(
         out,
         command="kt fit",
