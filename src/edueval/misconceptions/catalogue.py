@@ -1,0 +1,288 @@
+"""The catalogue of mal-rules: id, name, content area and what the flawed reasoning is.
+
+Sources of the rules are the classic studies of systematic errors: subtraction and addition bugs
+(Brown & Burton 1978; Brown & VanLehn 1980; VanLehn 1990), fraction and decimal misconceptions
+(Resnick et al. 1989 "whole-number rule" and "fraction rule"; Steinle & Stacey's longer-is-larger
+and shorter-is-larger), algebra mal-rules (Payne & Squibb 1990; Sleeman 1984) and common
+measurement/data-analysis confusions. Texts are our own. Which problems each rule applies to, and
+how, lives with the problem families (:mod:`.families`); the library joins the two and checks at
+import that every rule here is implemented somewhere and every implementation is catalogued.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CATALOGUE"]
+
+N, A, G, D = "Number & Operation", "Algebra", "Geometry & Measurement", "Data Analysis"
+
+#: ``id -> (name, content, description)``
+CATALOGUE: dict[str, tuple[str, str, str]] = {
+    # --- whole-number operations -----------------------------------------------------------
+    "forget_carry": (
+        "Forget to carry",
+        N,
+        "Works column by column but never adds the carried digit into the next column: only the "
+        "ones digit of each column result is written down.",
+    ),
+    "write_column_sum": (
+        "Write each column sum in full",
+        N,
+        "Adds column by column and writes each column's whole sum under it, so a column adding "
+        "to 12 puts 12 into the answer instead of writing 2 and carrying 1.",
+    ),
+    "left_align_addends": (
+        "Line up numbers on the left",
+        N,
+        "Writes numbers of different lengths one under the other aligned on their first digits "
+        "instead of their ones digits, so the shorter number is added at the wrong place value.",
+    ),
+    "smaller_from_larger": (
+        "Subtract the smaller digit from the larger",
+        N,
+        "In every column subtracts the smaller digit from the larger one, whichever is on top, "
+        "so it never regroups.",
+    ),
+    "borrow_no_decrement": (
+        "Borrow without decrementing",
+        N,
+        "Regroups a ten into a column whose top digit is too small but does not take that ten "
+        "away from the next column to the left.",
+    ),
+    "zero_instead_of_borrow": (
+        "Write zero instead of regrouping",
+        N,
+        "When the top digit of a column is smaller than the bottom digit, writes 0 for that "
+        "column instead of regrouping.",
+    ),
+    "place_value_shift": (
+        "Place-value shift in multiplication",
+        N,
+        "In long multiplication writes the partial product for the tens digit without the "
+        "placeholder zero, so it is added as ones instead of tens.",
+    ),
+    "multiply_matching_places": (
+        "Multiply matching places only",
+        N,
+        "Multiplies tens by tens and ones by ones and adds the two products, leaving out the "
+        "cross products (as if (30 + 4)(20 + 6) were 30 × 20 + 4 × 6).",
+    ),
+    # --- fractions ---------------------------------------------------------------------------
+    "add_across": (
+        "Add numerators and add denominators",
+        N,
+        "Adds two fractions by adding the numerators and adding the denominators, as if each "
+        "were a separate whole-number sum.",
+    ),
+    "common_denominator_no_scale": (
+        "Common denominator without renaming numerators",
+        N,
+        "Rewrites both fractions over a common denominator but keeps the original numerators "
+        "instead of multiplying them by the same factor as their denominators.",
+    ),
+    "multiply_across": (
+        "Multiply straight across",
+        N,
+        "Multiplies numerators together and denominators together whatever the operation: uses "
+        "the multiplication rule to add fractions and forgets to invert the divisor when dividing.",
+    ),
+    "invert_dividend": (
+        "Invert the wrong fraction",
+        N,
+        "Divides fractions by inverting the first fraction (the dividend) instead of the divisor, "
+        "then multiplying.",
+    ),
+    "invert_both": (
+        "Invert both fractions",
+        N,
+        "Divides fractions by inverting both of them and then multiplying.",
+    ),
+    # --- decimals ----------------------------------------------------------------------------
+    "longer_is_larger": (
+        "Longer decimal is larger",
+        N,
+        "Compares decimals by reading the digits after the point as a whole number, so the "
+        "decimal with more digits after the point looks larger (0.125 > 0.72 because 125 > 72).",
+    ),
+    "shorter_is_larger": (
+        "Shorter decimal is larger",
+        N,
+        "Reasons that more decimal places mean smaller pieces (thousandths are smaller than "
+        "tenths), so the decimal with the fewest digits after the point is taken as the largest.",
+    ),
+    "ignore_zero_after_point": (
+        "Ignore zeros after the decimal point",
+        N,
+        "Treats a zero right after the decimal point as worth nothing and reads 0.08 as 0.8.",
+    ),
+    "right_align_decimals": (
+        "Misaligned decimal points",
+        N,
+        "Adds decimals by lining up their last digits instead of their decimal points, then puts "
+        "the point where it is in the number with more decimal places.",
+    ),
+    "decimal_parts_separately": (
+        "Add whole and decimal parts separately",
+        N,
+        "Treats the digits before and after the decimal point as two separate whole numbers: "
+        "adds the whole parts, and adds the decimal parts as whole numbers.",
+    ),
+    "decimal_places_as_multiplication": (
+        "Place the point as in multiplication",
+        N,
+        "Ignores the decimal points, adds the digits as whole numbers, then counts off as many "
+        "decimal places as the two numbers have together - the rule for multiplying decimals.",
+    ),
+    # --- percent -----------------------------------------------------------------------------
+    "percent_change_new_base": (
+        "Percent change relative to the new value",
+        N,
+        "Divides the change by the new value instead of the original value.",
+    ),
+    "percent_amount_confusion": (
+        "Percent as an amount",
+        N,
+        "Confuses a percent with an absolute amount: reports a change in dollars as the percent "
+        "change, or adds or subtracts a percent as if it were dollars.",
+    ),
+    "ratio_as_percent_change": (
+        "Ratio as percent change",
+        N,
+        "Reports the new value as a percent of the original (new ÷ original × 100) as the percent "
+        "change, without subtracting the original 100%.",
+    ),
+    "percent_of_wrong_base": (
+        "Percent of the wrong base",
+        N,
+        "Applies the percent to the amount after the change instead of the original amount, e.g. "
+        "undoes a 20% discount by adding 20% of the sale price.",
+    ),
+    "percent_part_only": (
+        "Stop at the percent of the number",
+        N,
+        "Computes the given percent of the number in the problem and reports that part as the "
+        "answer.",
+    ),
+    # --- order of operations -----------------------------------------------------------------
+    "left_to_right": (
+        "Left to right, ignoring precedence",
+        A,
+        "Carries out the operations in the order they are written, from left to right, instead "
+        "of doing powers and multiplications first.",
+    ),
+    "add_before_multiply": (
+        "Add before multiply",
+        A,
+        "Reverses the precedence of operations: does additions and subtractions before "
+        "multiplications.",
+    ),
+    "add_before_subtract": (
+        "Addition before subtraction",
+        A,
+        "Reads the order of operations as a fixed list in which every addition comes before any "
+        "subtraction, so a − b + c is computed as a − (b + c).",
+    ),
+    # --- algebra -----------------------------------------------------------------------------
+    "square_as_double": (
+        "x² as 2x",
+        A,
+        "Treats the exponent as a factor: squares a number by multiplying it by 2.",
+    ),
+    "drop_exponent": (
+        "Ignore the exponent",
+        A,
+        "Leaves out the exponent and uses x where x² is written (for example π × r for the area "
+        "of a circle).",
+    ),
+    "concatenate_coefficient": (
+        "Juxtapose coefficient and value",
+        A,
+        "Substitutes a value into a term like 3x by writing the digits side by side (3x at x = 5 "
+        "read as 35) instead of multiplying.",
+    ),
+    "distribute_first_only": (
+        "Distribute to the first term only",
+        A,
+        "Multiplies the factor in front of the parentheses by the first term inside only, so "
+        "a(bx + c) becomes abx + c.",
+    ),
+    "move_term_no_sign_change": (
+        "Move a term without changing its sign",
+        A,
+        "Moves a term to the other side of the equals sign but keeps its sign, so x + 6 = 21 "
+        "becomes x = 21 + 6.",
+    ),
+    "inverse_ops_wrong_order": (
+        "Divide before undoing the constant",
+        A,
+        "Solves ax + b = c by dividing only the right-hand side by a and then moving b, so the "
+        "constant term is never divided.",
+    ),
+    "coefficient_as_addend": (
+        "Coefficient as an addend",
+        A,
+        "Reads ax as a + x and so subtracts the coefficient instead of dividing by it.",
+    ),
+    # --- geometry and measurement -------------------------------------------------------------
+    "perimeter_area_confusion": (
+        "Perimeter/area confusion",
+        G,
+        "Computes the boundary measure (perimeter, circumference, surface area) where the size "
+        "measure (area, volume) is asked.",
+    ),
+    "add_sides_for_area": (
+        "Add lengths for area or volume",
+        G,
+        "Adds the given lengths where the formula multiplies them.",
+    ),
+    "forget_half_triangle": (
+        "Triangle area without the half",
+        G,
+        "Uses base × height as the area of a triangle, forgetting to take half.",
+    ),
+    "radius_diameter_swap": (
+        "Radius/diameter swap",
+        G,
+        "Uses the diameter where the radius belongs, or halves a radius as if it were a diameter.",
+    ),
+    "base_area_for_volume": (
+        "Base area for volume",
+        G,
+        "Multiplies only the length and the width - the area of the base - and leaves out the "
+        "height.",
+    ),
+    # --- data analysis -----------------------------------------------------------------------
+    "no_sorting": (
+        "Forget to sort the data",
+        D,
+        "Works with the values in the order they are listed: takes the middle listed value as "
+        "the median and the difference of the first and last listed values as the range.",
+    ),
+    "mean_median_confusion": (
+        "Mean/median confusion",
+        D,
+        "Swaps the two averages: computes the mean when the median is asked and picks the middle "
+        "value when the mean is asked.",
+    ),
+    "midrange_as_center": (
+        "Midrange as the average",
+        D,
+        "Takes the number halfway between the smallest and the largest value as the mean or the "
+        "median.",
+    ),
+    "sum_without_dividing": (
+        "Sum without dividing",
+        D,
+        "Adds up the values for the mean but does not divide by how many values there are.",
+    ),
+    "range_as_largest": (
+        "Range as the largest value",
+        D,
+        "Gives the largest value in the data as its range.",
+    ),
+    "fencepost_range": (
+        "Count the range inclusively",
+        D,
+        "Counts the whole numbers from the smallest to the largest value inclusively, getting "
+        "one more than their difference.",
+    ),
+}

@@ -1,0 +1,209 @@
+"""Mean, median and range of a small data set given in unsorted order.
+
+The data are listed unsorted on purpose: a student who does not sort takes the middle *listed*
+value as the median and the first and last *listed* values as the extremes. The generator makes
+sure those differ from the sorted ones.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ..model import Family, Params, RuleImpl
+from ._util import pick
+
+_CONTEXTS = (
+    "A team scored these points in its last {n} games: {data}.",
+    "The numbers of books read by {n} students last month were {data}.",
+    "The daily high temperatures, in °C, over {n} days were {data}.",
+    "{n} plants grew these heights, in centimeters: {data}.",
+)
+
+
+def _data(rng: np.random.Generator, n: int) -> list[int]:
+    """``n`` distinct values whose listed middle, first and last are not the sorted ones."""
+    while True:
+        values = [int(v) for v in rng.choice(np.arange(2, 41), size=n, replace=False)]
+        s = sorted(values)
+        ends_ok = abs(values[-1] - values[0]) != s[-1] - s[0]
+        if values[n // 2] != s[n // 2] and ends_ok:
+            return values
+
+
+def _data_text(p: Params) -> str:
+    return _CONTEXTS[p["context"]].format(n=len(p["data"]), data=", ".join(map(str, p["data"])))
+
+
+def _sorted_text(p: Params) -> str:
+    return ", ".join(map(str, sorted(p["data"])))
+
+
+def _median(p: Params) -> Fraction:
+    s = sorted(p["data"])
+    return Fraction(s[len(s) // 2])
+
+
+def _mean(p: Params) -> Fraction:
+    return Fraction(sum(p["data"]), len(p["data"]))
+
+
+def _midrange(p: Params) -> Fraction:
+    return Fraction(min(p["data"]) + max(p["data"]), 2)
+
+
+# --- mean or median -------------------------------------------------------------------------------
+
+
+def _center_sample(rng: np.random.Generator, grade: int) -> Params:
+    n = int(pick(rng, (5, 7)))
+    stat = "median" if rng.random() < 0.5 else "mean"
+    while True:
+        p = {"data": _data(rng, n), "stat": stat, "context": int(rng.integers(len(_CONTEXTS)))}
+        if (_mean(p) * 10).denominator == 1:  # the mean has at most one decimal place
+            return p
+
+
+def _center_question(p: Params) -> str:
+    return _data_text(p) + f" What is the {p['stat']} of the data?"
+
+
+def _center_explain(p: Params) -> str:
+    d = p["data"]
+    if p["stat"] == "median":
+        return (
+            f"Sort the {len(d)} values: {_sorted_text(p)}. The median is the value in the "
+            f"middle position, position {len(d) // 2 + 1}."
+        )
+    return f"Add all {len(d)} values ({' + '.join(map(str, d))} = {sum(d)}) and divide by {len(d)}."
+
+
+def _no_sort(p: Params) -> Fraction | None:
+    return Fraction(p["data"][len(p["data"]) // 2]) if p["stat"] == "median" else None
+
+
+def _no_sort_explain(p: Params) -> str:
+    n = len(p["data"])
+    return (
+        f"Took the value in the middle position (position {n // 2 + 1} of {n}) of the list as "
+        "it was given, without first putting the values in order."
+    )
+
+
+def _swap_explain(p: Params) -> str:
+    d = p["data"]
+    if p["stat"] == "median":
+        return (
+            f"Computed the mean instead of the median: added the values to get {sum(d)} and "
+            f"divided by {len(d)}."
+        )
+    return (
+        f"Gave the median instead of the mean: sorted the values ({_sorted_text(p)}) and took the "
+        "middle one."
+    )
+
+
+def _midrange_explain(p: Params) -> str:
+    lo, hi = min(p["data"]), max(p["data"])
+    return (
+        f"Took the number halfway between the smallest value {lo} and the largest value {hi}: "
+        f"({lo} + {hi}) ÷ 2."
+    )
+
+
+def _sum_explain(p: Params) -> str:
+    d = p["data"]
+    return (
+        f"Added all the values, {' + '.join(map(str, d))}, and stopped without dividing by "
+        f"{len(d)}."
+    )
+
+
+CENTER = Family(
+    id="data_center",
+    name="Mean or median of a data set",
+    content="Data Analysis",
+    grades=(6,),
+    dok=2,
+    kind="decimal",
+    sample=_center_sample,
+    question=_center_question,
+    solve=lambda p: _median(p) if p["stat"] == "median" else _mean(p),
+    explain=_center_explain,
+    rules={
+        "no_sorting": RuleImpl(_no_sort, _no_sort_explain),
+        "mean_median_confusion": RuleImpl(
+            lambda p: _mean(p) if p["stat"] == "median" else _median(p), _swap_explain
+        ),
+        "midrange_as_center": RuleImpl(_midrange, _midrange_explain),
+        "sum_without_dividing": RuleImpl(
+            lambda p: sum(p["data"]) if p["stat"] == "mean" else None, _sum_explain
+        ),
+    },
+    difficulty=0.1,
+)
+
+# --- range ----------------------------------------------------------------------------------------
+
+
+def _range_sample(rng: np.random.Generator, grade: int) -> Params:
+    n = int(pick(rng, (5, 6, 7)))
+    return {"data": _data(rng, n), "context": int(rng.integers(len(_CONTEXTS)))}
+
+
+def _range_explain(p: Params) -> str:
+    lo, hi = min(p["data"]), max(p["data"])
+    return (
+        f"The range is the largest value minus the smallest value: find them ({hi} and {lo}) and "
+        "subtract."
+    )
+
+
+def _range_no_sort_explain(p: Params) -> str:
+    d = p["data"]
+    return (
+        f"Used the first and last values as they are listed, {d[0]} and {d[-1]}, as if they were "
+        "the smallest and largest, and subtracted the smaller from the larger."
+    )
+
+
+def _largest_explain(p: Params) -> str:
+    return (
+        "Looked for the largest value in the list and gave it as the range, without subtracting "
+        "the smallest value."
+    )
+
+
+def _fencepost_explain(p: Params) -> str:
+    lo, hi = min(p["data"]), max(p["data"])
+    return (
+        f"Counted the whole numbers from {lo} up to {hi}, including both ends, instead of "
+        f"subtracting {lo} from {hi}."
+    )
+
+
+RANGE = Family(
+    id="data_range",
+    name="Range of a data set",
+    content="Data Analysis",
+    grades=(6,),
+    dok=1,
+    kind="int",
+    sample=_range_sample,
+    question=lambda p: _data_text(p) + " What is the range of the data?",
+    solve=lambda p: max(p["data"]) - min(p["data"]),
+    explain=_range_explain,
+    rules={
+        "no_sorting": RuleImpl(lambda p: abs(p["data"][-1] - p["data"][0]), _range_no_sort_explain),
+        "range_as_largest": RuleImpl(lambda p: max(p["data"]), _largest_explain),
+        "fencepost_range": RuleImpl(
+            lambda p: max(p["data"]) - min(p["data"]) + 1, _fencepost_explain
+        ),
+    },
+    difficulty=-0.3,
+)
+
+FAMILIES = (CENTER, RANGE)
+
+__all__ = ["FAMILIES"]

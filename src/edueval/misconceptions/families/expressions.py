@@ -1,0 +1,325 @@
+"""Order of operations, evaluating algebraic expressions, and two-step linear equations.
+
+Order-of-operations rules reappear inside the algebra families: a student who works left to right
+does so in ``40 − 3 × 4 + 5`` and in ``x² + 3x`` at ``x = 5`` alike, which is what makes an error
+on one question predictive of the error on a related one.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ..model import Family, Params, RuleImpl
+from ._util import pick, txt
+
+# --- order of operations: a − b × c + d -----------------------------------------------------------
+
+_OOO_TEMPLATES = (
+    "What is the value of {a} − {b} × {c} + {d}?",
+    "Evaluate {a} − {b} × {c} + {d}.",
+)
+
+
+def _ooo_sample(rng: np.random.Generator, grade: int) -> Params:
+    b, c, d = (int(v) for v in rng.integers(2, 10, size=3))
+    a = b * c + d + int(rng.integers(1, 31))
+    return {"a": a, "b": b, "c": c, "d": d, "template": int(rng.integers(len(_OOO_TEMPLATES)))}
+
+
+def _ooo_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return (
+        f"Multiply first: {b} × {c} = {b * c}. Then add and subtract from left to right: "
+        f"{a} − {b * c} = {a - b * c}, and then add {d}."
+    )
+
+
+def _ooo_l2r_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return (
+        f"Worked from left to right: {a} − {b} = {a - b}, then {a - b} × {c} = {(a - b) * c}, "
+        f"then added {d}."
+    )
+
+
+def _ooo_add_first_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return (
+        f"Did the subtraction and the addition before the multiplication: {a} − {b} = {a - b} "
+        f"and {c} + {d} = {c + d}, then multiplied the two results."
+    )
+
+
+def _ooo_add_sub_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return (
+        f"Multiplied first ({b} × {c} = {b * c}) but then did the addition before the "
+        f"subtraction: {b * c} + {d} = {b * c + d}, and subtracted that from {a}."
+    )
+
+
+ORDER_OF_OPERATIONS = Family(
+    id="order_of_operations",
+    name="Evaluate a numerical expression (order of operations)",
+    content="Algebra",
+    grades=(5, 6),
+    dok=1,
+    kind="int",
+    sample=_ooo_sample,
+    question=lambda p: _OOO_TEMPLATES[p["template"]].format(**p),
+    solve=lambda p: p["a"] - p["b"] * p["c"] + p["d"],
+    explain=_ooo_explain,
+    rules={
+        "left_to_right": RuleImpl(lambda p: (p["a"] - p["b"]) * p["c"] + p["d"], _ooo_l2r_explain),
+        "add_before_multiply": RuleImpl(
+            lambda p: (p["a"] - p["b"]) * (p["c"] + p["d"]), _ooo_add_first_explain
+        ),
+        "add_before_subtract": RuleImpl(
+            lambda p: p["a"] - (p["b"] * p["c"] + p["d"]), _ooo_add_sub_explain
+        ),
+    },
+    difficulty=-0.2,
+)
+
+# --- evaluate x² + ax -----------------------------------------------------------------------------
+
+_VARS = ("x", "y", "n", "m")
+
+
+def _quad_sample(rng: np.random.Generator, grade: int) -> Params:
+    a, n = (int(v) for v in rng.integers(2, 10, size=2))
+    return {"a": a, "n": n, "var": pick(rng, _VARS)}
+
+
+def _quad_expr(p: Params) -> str:
+    return f"{p['var']}² + {p['a']}{p['var']}"
+
+
+def _quad_explain(p: Params) -> str:
+    a, n = p["a"], p["n"]
+    return (
+        f"Substitute {n}: {n}² + {a} × {n}. The power comes first ({n}² = {n * n}), then the "
+        f"multiplication ({a} × {n} = {a * n}), then add."
+    )
+
+
+def _quad_double_explain(p: Params) -> str:
+    a, n = p["a"], p["n"]
+    return (
+        f"Read {p['var']}² as 2 × {p['var']}, so the first term became 2 × {n} = {2 * n}; then "
+        f"added {a} × {n} = {a * n}."
+    )
+
+
+def _quad_concat_explain(p: Params) -> str:
+    a, n, v = p["a"], p["n"], p["var"]
+    return (
+        f"Squared {n} correctly ({n * n}) but substituted {n} into {a}{v} by writing the digits "
+        f"side by side, reading {a}{v} as {a}{n} instead of {a} × {n}, then added."
+    )
+
+
+def _quad_l2r_explain(p: Params) -> str:
+    a, n = p["a"], p["n"]
+    return (
+        f"Wrote the expression as {n}² + {a} × {n} and worked from left to right: "
+        f"{n * n} + {a} = {n * n + a}, then multiplied that by {n}."
+    )
+
+
+def _quad_drop_explain(p: Params) -> str:
+    a, n, v = p["a"], p["n"], p["var"]
+    return (
+        f"Ignored the exponent and used {p['var']}² as just {v} = {n}, then added "
+        f"{a} × {n} = {a * n}."
+    )
+
+
+QUADRATIC = Family(
+    id="evaluate_quadratic",
+    name="Evaluate an expression with a square",
+    content="Algebra",
+    grades=(6, 7, 8),
+    dok=1,
+    kind="int",
+    sample=_quad_sample,
+    question=lambda p: f"What is the value of {_quad_expr(p)} when {p['var']} = {p['n']}?",
+    solve=lambda p: p["n"] ** 2 + p["a"] * p["n"],
+    explain=_quad_explain,
+    rules={
+        "square_as_double": RuleImpl(lambda p: 2 * p["n"] + p["a"] * p["n"], _quad_double_explain),
+        "concatenate_coefficient": RuleImpl(
+            lambda p: p["n"] ** 2 + 10 * p["a"] + p["n"], _quad_concat_explain
+        ),
+        "left_to_right": RuleImpl(lambda p: (p["n"] ** 2 + p["a"]) * p["n"], _quad_l2r_explain),
+        "drop_exponent": RuleImpl(lambda p: p["n"] + p["a"] * p["n"], _quad_drop_explain),
+    },
+    difficulty=0.0,
+)
+
+# --- evaluate a(bx + c) ---------------------------------------------------------------------------
+
+
+def _dist_sample(rng: np.random.Generator, grade: int) -> Params:
+    a, b = (int(v) for v in rng.integers(2, 7, size=2))
+    c, n = int(rng.integers(1, 10)), int(rng.integers(2, 10))
+    return {"a": a, "b": b, "c": c, "n": n, "var": pick(rng, _VARS)}
+
+
+def _dist_expr(p: Params) -> str:
+    return f"{p['a']}({p['b']}{p['var']} + {p['c']})"
+
+
+def _dist_explain(p: Params) -> str:
+    a, b, c, n = p["a"], p["b"], p["c"], p["n"]
+    return (
+        f"Evaluate inside the parentheses first: {b} × {n} = {b * n}, plus {c} is {b * n + c}. "
+        f"Then multiply by {a}."
+    )
+
+
+def _dist_first_explain(p: Params) -> str:
+    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
+    return (
+        f"Expanded {_dist_expr(p)} by multiplying {a} by {b}{v} only, giving {a * b}{v} + {c} "
+        f"with the {c} left unmultiplied, then substituted {p['n']}."
+    )
+
+
+def _dist_concat_explain(p: Params) -> str:
+    b, c, n, v = p["b"], p["c"], p["n"], p["var"]
+    return (
+        f"Substituted {n} into {b}{v} by writing the digits side by side ({b}{n} instead of "
+        f"{b} × {n}), added {c} to get {10 * b + n + c}, then multiplied by {p['a']}."
+    )
+
+
+def _dist_add_first_explain(p: Params) -> str:
+    b, c, n = p["b"], p["c"], p["n"]
+    return (
+        f"Inside the parentheses added before multiplying: {n} + {c} = {n + c}, then multiplied "
+        f"by {b} and by {p['a']}."
+    )
+
+
+DISTRIBUTIVE = Family(
+    id="distributive_evaluate",
+    name="Evaluate an expression with parentheses",
+    content="Algebra",
+    grades=(6, 7),
+    dok=2,
+    kind="int",
+    sample=_dist_sample,
+    question=lambda p: f"What is the value of {_dist_expr(p)} when {p['var']} = {p['n']}?",
+    solve=lambda p: p["a"] * (p["b"] * p["n"] + p["c"]),
+    explain=_dist_explain,
+    rules={
+        "distribute_first_only": RuleImpl(
+            lambda p: p["a"] * p["b"] * p["n"] + p["c"], _dist_first_explain
+        ),
+        "concatenate_coefficient": RuleImpl(
+            lambda p: p["a"] * (10 * p["b"] + p["n"] + p["c"]), _dist_concat_explain
+        ),
+        "add_before_multiply": RuleImpl(
+            lambda p: p["a"] * p["b"] * (p["n"] + p["c"]), _dist_add_first_explain
+        ),
+    },
+    difficulty=0.3,
+)
+
+# --- solve ax ± b = c -----------------------------------------------------------------------------
+
+
+def _lin_sample(rng: np.random.Generator, grade: int) -> Params:
+    while True:
+        a = int(rng.integers(2, 10))
+        x = int(rng.integers(2, 13))
+        b = a * int(rng.integers(1, 6))
+        plus = bool(rng.random() < 0.6)
+        c = a * x + b if plus else a * x - b
+        if c > 0:
+            return {"a": a, "b": b, "c": c, "plus": plus, "var": pick(rng, _VARS)}
+
+
+def _op(p: Params) -> str:
+    return "+" if p["plus"] else "−"
+
+
+def _lin_equation(p: Params) -> str:
+    return f"{p['a']}{p['var']} {_op(p)} {p['b']} = {p['c']}"
+
+
+def _lin_solve(p: Params) -> Fraction:
+    s = 1 if p["plus"] else -1
+    return Fraction(p["c"] - s * p["b"], p["a"])
+
+
+def _lin_explain(p: Params) -> str:
+    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
+    undo, rhs = ("Subtract", c - b) if p["plus"] else ("Add", c + b)
+    return (
+        f"{undo} {b} on both sides to undo the {'addition' if p['plus'] else 'subtraction'}: "
+        f"{a}{v} = {rhs}. Then divide both sides by {a}."
+    )
+
+
+def _lin_move_explain(p: Params) -> str:
+    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
+    rhs = c + b if p["plus"] else c - b
+    sign = "+" if p["plus"] else "−"
+    return (
+        f"Moved {sign}{b} to the other side without changing its sign: {a}{v} = {c} {sign} {b} "
+        f"= {rhs}, then divided by {a}."
+    )
+
+
+def _lin_order_explain(p: Params) -> str:
+    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
+    then = "subtracted" if p["plus"] else "added"
+    return (
+        f"Divided only the right-hand side by {a} first ({c} ÷ {a} = {txt(Fraction(c, a))}), "
+        f"as if the equation were {v} {_op(p)} {b} = {c} ÷ {a}, then {then} {b}."
+    )
+
+
+def _lin_coef_explain(p: Params) -> str:
+    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
+    rhs = c - b if p["plus"] else c + b
+    return (
+        f"Undid the {b} correctly ({a}{v} = {rhs}) but read {a}{v} as {a} + {v}, so subtracted "
+        f"{a} instead of dividing by {a}."
+    )
+
+
+LINEAR = Family(
+    id="linear_equation",
+    name="Solve a two-step linear equation",
+    content="Algebra",
+    grades=(7, 8),
+    dok=2,
+    kind="fraction",
+    sample=_lin_sample,
+    question=lambda p: f"Solve for {p['var']}: {_lin_equation(p)}.",
+    solve=_lin_solve,
+    explain=_lin_explain,
+    rules={
+        "move_term_no_sign_change": RuleImpl(
+            lambda p: Fraction(p["c"] + (p["b"] if p["plus"] else -p["b"]), p["a"]),
+            _lin_move_explain,
+        ),
+        "inverse_ops_wrong_order": RuleImpl(
+            lambda p: Fraction(p["c"], p["a"]) + (-p["b"] if p["plus"] else p["b"]),
+            _lin_order_explain,
+        ),
+        "coefficient_as_addend": RuleImpl(
+            lambda p: p["c"] + (-p["b"] if p["plus"] else p["b"]) - p["a"], _lin_coef_explain
+        ),
+    },
+    difficulty=0.5,
+)
+
+FAMILIES = (ORDER_OF_OPERATIONS, QUADRATIC, DISTRIBUTIVE, LINEAR)
+
+__all__ = ["FAMILIES"]

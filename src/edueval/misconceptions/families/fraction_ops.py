@@ -1,0 +1,180 @@
+"""Adding fractions with unlike denominators and dividing fractions.
+
+The distractor rules are the "whole-number" treatments of fractions documented since the 1980s:
+operate on numerators and denominators as independent whole numbers (add across, multiply
+across), or apply the invert-and-multiply rule to the wrong operand.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import gcd, lcm
+
+import numpy as np
+
+from ..model import Family, Params, RuleImpl
+
+
+def _proper(rng: np.random.Generator, lo_den: int, hi_den: int) -> tuple[int, int]:
+    while True:
+        d = int(rng.integers(lo_den, hi_den + 1))
+        n = int(rng.integers(1, d))
+        if gcd(n, d) == 1:
+            return n, d
+
+
+_LOWEST = " Write the answer as a fraction in lowest terms."
+
+# --- addition ------------------------------------------------------------------------------------
+
+_ADD_TEMPLATES = (
+    "What is {a}/{b} + {c}/{d}?" + _LOWEST,
+    "Add {a}/{b} and {c}/{d}." + _LOWEST,
+    "Maya ate {a}/{b} of a pizza and her brother ate {c}/{d} of the same pizza. What fraction of "
+    "the pizza did they eat altogether?" + _LOWEST,
+)
+
+
+def _add_sample(rng: np.random.Generator, grade: int) -> Params:
+    hi = 8 if grade <= 5 else 12
+    while True:
+        (a, b), (c, d) = _proper(rng, 2, hi), _proper(rng, 2, hi)
+        if b != d:
+            t = int(rng.integers(len(_ADD_TEMPLATES)))
+            return {"a": a, "b": b, "c": c, "d": d, "template": t}
+
+
+def _add_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    m = lcm(b, d)
+    return (
+        f"The denominators differ, so rename both fractions over the common denominator {m}: "
+        f"{a}/{b} = {a * m // b}/{m} and {c}/{d} = {c * m // d}/{m}. Add the new numerators, "
+        f"keep the denominator {m}, and simplify."
+    )
+
+
+def _add_across_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return (
+        f"Added the numerators {a} and {c} and, separately, the denominators {b} and {d}, "
+        "treating the two parts of each fraction as separate whole numbers, then simplified."
+    )
+
+
+def _add_no_scale_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    m = lcm(b, d)
+    return (
+        f"Found the common denominator {m} but did not rename the numerators: kept {a} and {c}, "
+        f"added them, put the sum over {m}, and simplified."
+    )
+
+
+def _add_multiply_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return (
+        f"Used the rule for multiplying fractions: multiplied the numerators {a} and {c} and "
+        f"the denominators {b} and {d}, then simplified."
+    )
+
+
+ADDITION = Family(
+    id="fraction_addition",
+    name="Add fractions with unlike denominators",
+    content="Number & Operation",
+    grades=(5, 6),
+    dok=1,
+    kind="fraction",
+    sample=_add_sample,
+    question=lambda p: _ADD_TEMPLATES[p["template"]].format(**p),
+    solve=lambda p: Fraction(p["a"], p["b"]) + Fraction(p["c"], p["d"]),
+    explain=_add_explain,
+    rules={
+        "add_across": RuleImpl(
+            lambda p: Fraction(p["a"] + p["c"], p["b"] + p["d"]), _add_across_explain
+        ),
+        "common_denominator_no_scale": RuleImpl(
+            lambda p: Fraction(p["a"] + p["c"], lcm(p["b"], p["d"])), _add_no_scale_explain
+        ),
+        "multiply_across": RuleImpl(
+            lambda p: Fraction(p["a"] * p["c"], p["b"] * p["d"]), _add_multiply_explain
+        ),
+    },
+    difficulty=0.0,
+)
+
+# --- division ------------------------------------------------------------------------------------
+
+_DIV_TEMPLATES = (
+    "What is {a}/{b} ÷ {c}/{d}?" + _LOWEST,
+    "Divide {a}/{b} by {c}/{d}." + _LOWEST,
+    "How many times does {c}/{d} go into {a}/{b}?" + _LOWEST,
+)
+
+
+def _div_sample(rng: np.random.Generator, grade: int) -> Params:
+    while True:
+        (a, b), (c, d) = _proper(rng, 2, 10), _proper(rng, 2, 10)
+        if (a, b) != (c, d):
+            t = int(rng.integers(len(_DIV_TEMPLATES)))
+            return {"a": a, "b": b, "c": c, "d": d, "template": t}
+
+
+def _div_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return (
+        f"Dividing by {c}/{d} is multiplying by its reciprocal {d}/{c}: multiply {a}/{b} by "
+        f"{d}/{c} (numerator times numerator, denominator times denominator) and simplify."
+    )
+
+
+def _div_invert_first_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return (
+        f"Flipped the first fraction instead of the divisor, turning {a}/{b} into {b}/{a}, then "
+        f"multiplied it by {c}/{d} and simplified."
+    )
+
+
+def _div_multiply_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return (
+        f"Multiplied {a}/{b} by {c}/{d} straight across without flipping the divisor, then "
+        "simplified."
+    )
+
+
+def _div_invert_both_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return f"Flipped both fractions, to {b}/{a} and {d}/{c}, then multiplied them and simplified."
+
+
+DIVISION = Family(
+    id="fraction_division",
+    name="Divide fractions",
+    content="Number & Operation",
+    grades=(6, 7),
+    dok=1,
+    kind="fraction",
+    sample=_div_sample,
+    question=lambda p: _DIV_TEMPLATES[p["template"]].format(**p),
+    solve=lambda p: Fraction(p["a"], p["b"]) / Fraction(p["c"], p["d"]),
+    explain=_div_explain,
+    rules={
+        "invert_dividend": RuleImpl(
+            lambda p: Fraction(p["b"] * p["c"], p["a"] * p["d"]), _div_invert_first_explain
+        ),
+        "multiply_across": RuleImpl(
+            lambda p: Fraction(p["a"] * p["c"], p["b"] * p["d"]), _div_multiply_explain
+        ),
+        "invert_both": RuleImpl(
+            lambda p: Fraction(p["b"] * p["d"], p["a"] * p["c"]), _div_invert_both_explain
+        ),
+    },
+    difficulty=0.2,
+)
+
+FAMILIES = (ADDITION, DIVISION)
+
+__all__ = ["FAMILIES"]

@@ -1,0 +1,218 @@
+"""Percent change and undoing a percent change (finding the original amount).
+
+Both families hinge on the *base* of a percent: the change is a percent of the original amount.
+The rules divide by or apply the percent to the wrong amount, confuse a percent with an amount of
+money, or stop after one step.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ..model import Family, Params, RuleImpl
+from ..values import decimal_str, format_value
+from ._util import pick
+
+# --- percent change -------------------------------------------------------------------------------
+
+_CHANGE_CONTEXTS = (
+    ("The price of a bike {went} from ${old} to ${new}.", "the price"),
+    ("The number of members in a chess club {went} from {old} to {new}.", "the number of members"),
+    (
+        "The number of visitors to a museum {went} from {old} to {new} in a week.",
+        "the number of visitors",
+    ),
+)
+
+
+def _change_sample(rng: np.random.Generator, grade: int) -> Params:
+    while True:
+        old = int(pick(rng, (20, 25, 40, 50, 60, 75, 80, 120, 125, 150, 160, 200, 250, 400)))
+        pct = int(pick(rng, (10, 20, 25, 30, 40, 50, 60, 75)))
+        up = bool(rng.random() < 0.6)
+        new = Fraction(old * (100 + pct if up else 100 - pct), 100)
+        if new.denominator != 1:
+            continue
+        new_base = Fraction(abs(new - old) * 100, new)
+        if (new_base * 100).denominator == 1:  # at most two decimal places
+            return {
+                "old": old,
+                "new": int(new),
+                "up": up,
+                "context": int(rng.integers(len(_CHANGE_CONTEXTS))),
+            }
+
+
+def _change_question(p: Params) -> str:
+    sentence, what = _CHANGE_CONTEXTS[p["context"]]
+    went = "rose" if p["up"] else "fell"
+    direction = "increase" if p["up"] else "decrease"
+    return (
+        sentence.format(went=went, old=p["old"], new=p["new"])
+        + f" By what percent did {what} {direction}?"
+    )
+
+
+def _diff(p: Params) -> int:
+    return abs(p["new"] - p["old"])
+
+
+def _change_explain(p: Params) -> str:
+    return (
+        f"Find the change: {max(p['old'], p['new'])} − {min(p['old'], p['new'])} = {_diff(p)}. "
+        f"Divide it by the original amount {p['old']} and multiply by 100 to write it as a "
+        "percent."
+    )
+
+
+def _new_base_explain(p: Params) -> str:
+    return (
+        f"Found the change {_diff(p)} correctly but divided it by the new amount {p['new']} "
+        f"instead of the original amount {p['old']}, then multiplied by 100."
+    )
+
+
+def _amount_explain(p: Params) -> str:
+    return (
+        f"Subtracted {max(p['old'], p['new'])} − {min(p['old'], p['new'])} to find the change "
+        "and reported that amount itself as the percent, without comparing it to the original."
+    )
+
+
+def _ratio_explain(p: Params) -> str:
+    return (
+        f"Divided the new amount by the original ({p['new']} ÷ {p['old']}) and multiplied by "
+        "100, giving the new amount as a percent of the old one rather than the change."
+    )
+
+
+CHANGE = Family(
+    id="percent_change",
+    name="Percent increase or decrease",
+    content="Number & Operation",
+    grades=(7,),
+    dok=2,
+    kind="percent",
+    sample=_change_sample,
+    question=_change_question,
+    solve=lambda p: Fraction(_diff(p) * 100, p["old"]),
+    explain=_change_explain,
+    rules={
+        "percent_change_new_base": RuleImpl(
+            lambda p: Fraction(_diff(p) * 100, p["new"]), _new_base_explain
+        ),
+        "percent_amount_confusion": RuleImpl(_diff, _amount_explain),
+        "ratio_as_percent_change": RuleImpl(
+            lambda p: Fraction(p["new"] * 100, p["old"]), _ratio_explain
+        ),
+    },
+    difficulty=0.6,
+)
+
+# --- original amount before a percent change ------------------------------------------------------
+
+_ORIG_ITEMS = ("jacket", "bicycle", "video game", "concert ticket", "backpack", "lamp")
+
+
+def _orig_sample(rng: np.random.Generator, grade: int) -> Params:
+    while True:
+        up = bool(rng.random() < 0.4)
+        pct = int(pick(rng, (10, 20, 25, 40, 50) if up else (10, 20, 25, 30, 40, 50, 60, 75)))
+        orig = int(rng.integers(4, 61)) * 5
+        p = {"orig": orig, "pct": pct, "up": up, "item": int(rng.integers(len(_ORIG_ITEMS)))}
+        values = [_final(p), _orig_wrong_base(p), _orig_amount(p), _orig_part(p)]
+        if all((v * 100).denominator == 1 and v > 0 for v in values):
+            return p
+
+
+def _final(p: Params) -> Fraction:
+    sign = 1 if p["up"] else -1
+    return Fraction(p["orig"] * (100 + sign * p["pct"]), 100)
+
+
+def _money(x: Fraction) -> str:
+    return format_value(x, "money")
+
+
+def _orig_question(p: Params) -> str:
+    item = _ORIG_ITEMS[p["item"]]
+    if p["up"]:
+        return (
+            f"After a {p['pct']}% price increase, a {item} costs {_money(_final(p))}. What was "
+            "the price before the increase?"
+        )
+    return (
+        f"After a {p['pct']}% discount, a {item} costs {_money(_final(p))}. What was the price "
+        "before the discount?"
+    )
+
+
+def _orig_explain(p: Params) -> str:
+    pct, final = p["pct"], _money(_final(p))
+    left = 100 + pct if p["up"] else 100 - pct
+    return (
+        f"The new price is {left}% of the original price, because the {pct}% is taken of the "
+        f"original. So divide {final} by {decimal_str(Fraction(left, 100))}."
+    )
+
+
+def _orig_wrong_base(p: Params) -> Fraction:
+    sign = -1 if p["up"] else 1
+    return _final(p) * Fraction(100 + sign * p["pct"], 100)
+
+
+def _wrong_base_explain(p: Params) -> str:
+    how = "subtracted" if p["up"] else "added"
+    return (
+        f"Took {p['pct']}% of the new price {_money(_final(p))} and {how} it, as if the "
+        "percent were a percent of the new price rather than of the original."
+    )
+
+
+def _orig_amount(p: Params) -> Fraction:
+    return _final(p) + (-p["pct"] if p["up"] else p["pct"])
+
+
+def _amount_orig_explain(p: Params) -> str:
+    how = "subtracted" if p["up"] else "added"
+    return (
+        f"Treated {p['pct']}% as {p['pct']} dollars and {how} it to undo the change to "
+        f"{_money(_final(p))}."
+    )
+
+
+def _orig_part(p: Params) -> Fraction:
+    return _final(p) * Fraction(p["pct"], 100)
+
+
+def _part_explain(p: Params) -> str:
+    return (
+        f"Computed {p['pct']}% of {_money(_final(p))} and gave that amount as the answer, "
+        "stopping after the first step."
+    )
+
+
+ORIGINAL = Family(
+    id="percent_original",
+    name="Find the amount before a percent change",
+    content="Number & Operation",
+    grades=(7, 8),
+    dok=3,
+    kind="money",
+    sample=_orig_sample,
+    question=_orig_question,
+    solve=lambda p: p["orig"],
+    explain=_orig_explain,
+    rules={
+        "percent_of_wrong_base": RuleImpl(_orig_wrong_base, _wrong_base_explain),
+        "percent_amount_confusion": RuleImpl(_orig_amount, _amount_orig_explain),
+        "percent_part_only": RuleImpl(_orig_part, _part_explain),
+    },
+    difficulty=0.9,
+)
+
+FAMILIES = (CHANGE, ORIGINAL)
+
+__all__ = ["FAMILIES"]

@@ -1,0 +1,181 @@
+"""MalAlgoQA-format multiple-choice items whose distractors come from mal-rules (P3 ``malalgo
+generate``; the question bank of P4's synthetic classroom).
+
+Each item is one problem with four choices: the correct answer and three distractors, each the
+answer of a *different* mal-rule applicable to the problem, with one rationale per choice - the
+correct reasoning for the key, the flawed reasoning (the "malgorithm", Sonkar et al.) for each
+distractor. Guarantees, for every item: four distinct choices, no distractor equal to the key,
+three distinct rules, choices written in the family's one canonical form (:mod:`.values`), the
+key's position drawn uniformly. Numbers are redrawn until these hold.
+
+Columns (:data:`ITEM_COLUMNS`): ``id, question, choice_A..choice_D, answer`` (the key's letter),
+``rationale_A..rationale_D, grade, content, dok, malrule_A..malrule_D`` (the rule behind each
+distractor, empty for the key) - the columns ``malalgo run`` reads - plus ``family``,
+``difficulty`` (IRT logits, used by the simulated students) and ``params`` (JSON of the numbers;
+:func:`problem_from_item` rebuilds the problem from it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..seeding import DEFAULT_SEED
+from .library import (
+    FAMILIES,
+    RULES,
+    baseline_difficulty,
+    build_problem,
+    correct_answer,
+    eligible_families,
+    rationale,
+    rule_answer,
+)
+from .model import Problem
+
+__all__ = ["ITEM_COLUMNS", "LETTERS", "generate_items", "make_item", "problem_from_item"]
+
+LETTERS = ("A", "B", "C", "D")
+
+ITEM_COLUMNS = (
+    ["id", "question"]
+    + [f"choice_{x}" for x in LETTERS]
+    + ["answer"]
+    + [f"rationale_{x}" for x in LETTERS]
+    + ["grade", "content", "dok"]
+    + [f"malrule_{x}" for x in LETTERS]
+    + ["family", "difficulty", "params"]
+)
+
+_MAX_DRAWS = 1000
+
+
+def _valid(problem: Problem, rules: tuple[str, ...]) -> bool:
+    answers = [correct_answer(problem)] + [rule_answer(problem, r) for r in rules]
+    return None not in answers and len(set(answers)) == len(answers)
+
+
+def _row(problem: Problem, rules: tuple[str, ...], rng: np.random.Generator, item_id: str) -> dict:
+    """Place the key and the three rule distractors at seeded positions."""
+    sources: list[str | None] = [None, *rules]
+    order = rng.permutation(len(sources))
+    row: dict[str, Any] = {"id": item_id, "question": problem.question}
+    for letter, k in zip(LETTERS, order, strict=True):
+        src = sources[int(k)]
+        if src is None:
+            row[f"choice_{letter}"] = correct_answer(problem)
+            row["answer"] = letter
+        else:
+            row[f"choice_{letter}"] = rule_answer(problem, src)
+        row[f"rationale_{letter}"] = rationale(problem, src)
+        row[f"malrule_{letter}"] = src or ""
+    row.update(
+        grade=problem.grade,
+        content=problem.content,
+        dok=problem.dok,
+        family=problem.family,
+        difficulty=problem.difficulty,
+        params=json.dumps(problem.params, sort_keys=True),
+    )
+    return {c: row[c] for c in ITEM_COLUMNS}
+
+
+def make_item(
+    problem: Problem,
+    rng: np.random.Generator,
+    item_id: str = "q1",
+    rules: Iterable[str] | None = None,
+) -> dict[str, Any]:
+    """One item (a dict with :data:`ITEM_COLUMNS`) for a given problem.
+
+    ``rules`` names the three distractor rules; by default three are drawn (seeded) among the
+    rules whose answers on this problem are wrong and pairwise distinct. Raises ``ValueError``
+    when that is impossible for this problem's numbers.
+    """
+    fam = FAMILIES[problem.family]
+    if rules is not None:
+        given = tuple(rules)
+        if len(given) != 3 or len(set(given)) != 3 or not _valid(problem, given):
+            raise ValueError(
+                "rules must be 3 distinct mal-rules of the family whose answers differ from each "
+                "other and from the correct answer"
+            )
+        return _row(problem, given, rng, item_id)
+    candidates = [r for r in RULES if r in fam.rules]
+    # a random order, then greedily keep rules whose answers are new
+    order = [candidates[int(k)] for k in rng.permutation(len(candidates))]
+    chosen: tuple[str, ...] = ()
+    for r in order:
+        if _valid(problem, (*chosen, r)):
+            chosen = (*chosen, r)
+        if len(chosen) == 3:
+            return _row(problem, chosen, rng, item_id)
+    raise ValueError(f"fewer than 3 mal-rules give distinct wrong answers on: {problem.question}")
+
+
+def _draw(family: str, grade: int, rng: np.random.Generator) -> tuple[Problem, tuple[str, ...]]:
+    """Draw numbers, choose three of the rules that apply to this variant uniformly, and redraw
+    both until the three give distinct wrong answers."""
+    fam = FAMILIES[family]
+    for _ in range(_MAX_DRAWS):
+        params = fam.sample(rng, grade)
+        problem = build_problem(family, params, grade, 0.0)
+        usable = [r for r in RULES if r in fam.rules and rule_answer(problem, r) is not None]
+        if len(usable) < 3:
+            continue
+        rules = tuple(usable[int(k)] for k in sorted(rng.choice(len(usable), 3, replace=False)))
+        if _valid(problem, rules):
+            return problem, rules
+    raise RuntimeError(f"could not draw a valid {family} item in {_MAX_DRAWS} tries")
+
+
+def generate_items(
+    n: int,
+    seed: int | None = None,
+    grades: Iterable[int] | None = None,
+    contents: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """``n`` seeded MalAlgoQA-format items (one row each, columns :data:`ITEM_COLUMNS`).
+
+    Families are dealt in rounds - each round a seeded permutation of the families eligible for
+    ``grades`` and ``contents`` - so that every family appears about equally often; an item's grade
+    is drawn among the family's grades that were asked for. Item ``i`` has its own random stream
+    (``SeedSequence(seed)``'s children), so the first ``k`` items of ``generate_items(n, seed)``
+    are ``generate_items(k, seed)``. Ids are ``mal0001``, ``mal0002``, ...
+    """
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    grades = None if grades is None else [int(g) for g in grades]
+    contents = None if contents is None else list(contents)
+    fams = [f.id for f in eligible_families(grades, contents)]
+    schedule_ss, items_ss = np.random.SeedSequence(DEFAULT_SEED if seed is None else seed).spawn(2)
+    schedule = np.random.default_rng(schedule_ss)
+    order: list[str] = []
+    while len(order) < n:
+        order += [fams[int(k)] for k in schedule.permutation(len(fams))]
+    width = max(4, len(str(n)))
+    rows = []
+    for i, item_ss in enumerate(items_ss.spawn(n)):
+        rng = np.random.default_rng(item_ss)
+        fam = FAMILIES[order[i]]
+        allowed = [g for g in fam.grades if grades is None or g in grades]
+        grade = allowed[int(rng.integers(len(allowed)))]
+        problem, rules = _draw(fam.id, grade, rng)
+        difficulty = round(baseline_difficulty(fam.id, grade) + rng.normal(0.0, 0.3), 3)
+        problem = build_problem(fam.id, problem.params, grade, difficulty)
+        rows.append(_row(problem, rules, rng, f"mal{i + 1:0{width}d}"))
+    return pd.DataFrame(rows, columns=ITEM_COLUMNS)
+
+
+def problem_from_item(item: Mapping[str, Any]) -> Problem:
+    """The problem behind a generated item (a row of :func:`generate_items` or a dict)."""
+    params = item["params"]
+    if isinstance(params, str):
+        params = json.loads(params)
+    return build_problem(
+        str(item["family"]), params, int(item["grade"]), float(item.get("difficulty", 0.0))
+    )
