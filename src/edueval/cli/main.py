@@ -1,6 +1,8 @@
 """Entry point: ``edueval <group> <command>``.
 
-Bad input (:class:`edueval.io.InputError`) is printed as one line on stderr with exit code 2.
+Bad input (:class:`edueval.io.InputError`) and an unusable model backend
+(:class:`edueval.models.errors.ModelError`: wrong API key, unreachable server, unknown model) are
+printed as one line on stderr with exit code 2.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ import typer
 
 from .. import __version__
 from ..io import InputError
+from ..models.errors import ModelError
 from . import demo as demo_cmd
-from . import kt
+from . import kt, malalgo
+from . import models as models_cmd
+from . import pairwise as pairwise_cmd
 
 app = typer.Typer(
     name="edueval",
@@ -23,6 +28,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(kt.app, name="kt")
+app.add_typer(malalgo.app, name="malalgo")
+app.add_typer(models_cmd.app, name="models")
+app.add_typer(pairwise_cmd.app, name="pairwise")
 app.command("demo")(demo_cmd.demo)
 
 
@@ -45,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (2 for bad input)."""
     try:
         app(args=argv, standalone_mode=False)
-    except InputError as exc:
+    except (InputError, ModelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except typer.Exit as exc:

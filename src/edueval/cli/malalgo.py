@@ -1,0 +1,130 @@
+"""``edueval malalgo``: malgorithm identification (P3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import OutOption, SeedOption, done, out_dir, say
+from .models import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    MaxConnectionsOption,
+    ModelOption,
+    NoCacheOption,
+    TimeoutOption,
+    open_model,
+)
+
+app = typer.Typer(
+    help="Malgorithm identification (MalAlgoQA): generate, run, score.", no_args_is_help=True
+)
+
+
+@app.command()
+def generate(
+    n: Annotated[int, typer.Option("--n", help="Number of questions.")] = 20,
+    grade: Annotated[list[int] | None, typer.Option(help="Keep these grades (repeatable).")] = None,
+    content: Annotated[list[str] | None, typer.Option(help="Keep these content areas.")] = None,
+    seed: SeedOption = 1,
+    out: OutOption = None,
+) -> None:
+    """A MalAlgoQA-format question set built from the mal-rule library (questions.csv)."""
+    from ..malalgo.pipeline import generate_run
+
+    path = out_dir(out, "malalgo-generate")
+    res = generate_run(path, n=n, seed=seed, grades=grade, contents=content)
+    say(f"{res['n_questions']} questions from {res['malrules_used']} mal-rules")
+    done(path)
+
+
+@app.command()
+def run(
+    questions: Annotated[Path, typer.Argument(help="MalAlgoQA-format questions (CSV/JSONL).")],
+    model: ModelOption = None,
+    prompt: Annotated[str, typer.Option(help="simple | cot")] = "simple",
+    shots: Annotated[int, typer.Option(help="Few-shot examples from other questions.")] = 0,
+    rationale_order: Annotated[
+        str, typer.Option(help="shuffle (seeded) | original (the release's order)")
+    ] = "shuffle",
+    scoring: Annotated[
+        str,
+        typer.Option(
+            help="generate (parse the JSON answer) | logprob (compare the letters' probabilities)"
+        ),
+    ] = "generate",
+    mcq: Annotated[bool, typer.Option("--mcq/--no-mcq", help="Also ask the questions.")] = True,
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
+    max_connections: MaxConnectionsOption = 8,
+    timeout: TimeoutOption = 60.0,
+    no_cache: NoCacheOption = False,
+    seed: SeedOption = 1,
+    out: OutOption = None,
+) -> None:
+    """Ask a model to identify the rationale behind every choice; MCQ accuracy, AIA, MIA."""
+    from ..io import InputError
+    from ..malalgo.pipeline import run_malalgo
+    from ..models import default_model_spec
+
+    for name, value, allowed in (
+        ("--prompt", prompt, ("simple", "cot")),
+        ("--scoring", scoring, ("generate", "logprob")),
+        ("--rationale-order", rationale_order, ("shuffle", "original")),
+    ):
+        if value not in allowed:
+            raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    spec = model or default_model_spec()
+    path = out_dir(out, "malalgo-run")
+
+    def opener(log_path):
+        return open_model(
+            spec,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            max_connections=max_connections,
+            timeout=timeout,
+            no_cache=no_cache,
+            log_path=log_path,
+        )
+
+    res = run_malalgo(
+        path,
+        questions,
+        open_model=opener,
+        model_name=spec,
+        prompt=prompt,
+        shots=shots,
+        rationale_order=rationale_order,
+        scoring=scoring,
+        mcq=mcq,
+        seed=seed,
+        limit=limit,
+        log=say,
+    )
+    say(
+        f"MCQ {res['mcq']['accuracy']:.3f}  AIA {res['aia']['accuracy']:.3f}  "
+        f"MIA {res['mia']['accuracy']:.3f}  unparseable {res['n_unparseable']}  "
+        f"failed {res['n_failed']}"
+    )
+    done(path)
+
+
+@app.command()
+def score(
+    responses: Annotated[Path, typer.Argument(help="responses.csv of a malalgo run.")],
+    out: OutOption = None,
+) -> None:
+    """Recompute MCQ accuracy, AIA, MIA and the breakdowns from a run's responses.csv."""
+    from ..malalgo.pipeline import score_run
+
+    path = out_dir(out, "malalgo-score")
+    res = score_run(path, responses)
+    say(
+        f"MCQ {res['mcq']['accuracy']:.3f}  AIA {res['aia']['accuracy']:.3f}  "
+        f"MIA {res['mia']['accuracy']:.3f}"
+    )
+    done(path)

@@ -1,0 +1,114 @@
+"""``edueval models``: check a model backend; shared ``--model`` options for other command groups.
+
+Other command groups that call a model reuse the option types below and :func:`open_model`::
+
+    from .models import ApiKeyEnvOption, BaseUrlOption, MaxConnectionsOption, ModelOption, \
+        NoCacheOption, TimeoutOption, open_model
+
+    def run(..., model: ModelOption = None, base_url: BaseUrlOption = None,
+            api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
+            max_connections: MaxConnectionsOption = 8, timeout: TimeoutOption = 60.0,
+            no_cache: NoCacheOption = False, out: OutOption = None):
+        with open_model(model, base_url=base_url, api_key_env=api_key_env,
+                        max_connections=max_connections, timeout=timeout, no_cache=no_cache,
+                        log_path=path / "calls.jsonl") as client:
+            ...
+            say(client.stats().summary())
+
+A :class:`~edueval.models.ModelError` (wrong key, unreachable server, unknown model) propagates to
+``edueval.cli.main``, which prints it as one line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="Model backends: check that one answers.", no_args_is_help=True)
+
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="'local' (embedded SmolLM2, offline; the default, or $EDUEVAL_MODEL) or "
+        "'openai/<model>' (any OpenAI-compatible server).",
+    ),
+]
+BaseUrlOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--base-url",
+        help="Server base URL for openai/<model>, e.g. http://localhost:8000/v1. Repeat it (or "
+        "separate with commas) to spread calls over several replicas.",
+    ),
+]
+ApiKeyEnvOption = Annotated[
+    str, typer.Option("--api-key-env", help="Environment variable holding the API key.")
+]
+MaxConnectionsOption = Annotated[
+    int, typer.Option("--max-connections", min=1, help="Model calls in flight at once.")
+]
+TimeoutOption = Annotated[
+    float, typer.Option("--timeout", min=0.001, help="Seconds allowed per model call attempt.")
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Neither read nor write the model response cache.")
+]
+CacheDirOption = Annotated[
+    Path | None,
+    typer.Option("--cache-dir", help="Response cache folder (default $EDUEVAL_CACHE_DIR or "
+                 "~/.cache/edueval)."),
+]  # fmt: skip
+
+
+def open_model(
+    model: str | None,
+    *,
+    base_url: list[str] | str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    max_connections: int = 8,
+    timeout: float = 60.0,
+    no_cache: bool = False,
+    cache_dir: Path | None = None,
+    log_path: Path | None = None,
+    max_attempts: int = 6,
+):  # -> ModelClient (import kept lazy so that `edueval --help` stays fast)
+    """:func:`edueval.models.get_model` from the shared command-line options."""
+    from ..models import get_model
+
+    return get_model(
+        model,
+        base_url=base_url or None,
+        api_key_env=api_key_env,
+        max_connections=max_connections,
+        timeout=timeout,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+        log_path=log_path,
+        max_attempts=max_attempts,
+    )
+
+
+@app.command()
+def check(
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
+    timeout: TimeoutOption = 30.0,
+    attempts: Annotated[
+        int, typer.Option("--attempts", min=1, help="Attempts before giving up.")
+    ] = 2,
+) -> None:
+    """Say in one line whether a backend answers (exit 0) or why not (exit 2)."""
+    with open_model(
+        model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout=timeout,
+        no_cache=True,
+        max_attempts=attempts,
+    ) as client:
+        typer.echo(client.check())

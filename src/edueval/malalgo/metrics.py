@@ -1,0 +1,119 @@
+"""Scores of the malgorithm-identification task: MCQ accuracy, AIA and MIA (Sonkar et al.).
+
+- MCQ accuracy: the model answers the question itself.
+- AIA (algorithm identification accuracy): over the *correct* choice of each question, the share
+  whose rationale the model identifies.
+- MIA (malgorithm identification accuracy): the same over the *incorrect* choices.
+
+Unparseable answers and failed calls count as wrong and are reported, never dropped.  95%
+intervals: Wilson score intervals; MIA pools three choices per question, which are not
+independent, so it also gets a question-clustered (sandwich) interval, the one reported by default.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.proportion import proportion_confint
+
+__all__ = ["score_table", "summary", "breakdown", "grade_dok_heatmap"]
+
+Z = 1.959963984540054
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    if n == 0:
+        return (math.nan, math.nan)
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return float(lo), float(hi)
+
+
+def clustered(correct: np.ndarray, cluster: np.ndarray) -> tuple[float, float]:
+    """Ratio estimator's CI with a cluster-robust variance (clusters = questions)."""
+    n = len(correct)
+    if n == 0:
+        return (math.nan, math.nan)
+    p = correct.mean()
+    df = pd.DataFrame({"y": correct.astype(float), "g": cluster})
+    agg = df.groupby("g")["y"].agg(["sum", "count"])
+    g = len(agg)
+    if g < 2:
+        return (math.nan, math.nan)
+    resid = agg["sum"] - p * agg["count"]
+    var = (g / (g - 1)) * float((resid**2).sum()) / n**2
+    se = math.sqrt(var)
+    return max(0.0, p - Z * se), min(1.0, p + Z * se)
+
+
+def _rate(sub: pd.DataFrame, cluster: bool = False) -> dict:
+    n = len(sub)
+    k = int(sub["correct"].sum())
+    lo, hi = wilson(k, n)
+    out = {"n": n, "correct": k, "accuracy": k / n if n else math.nan, "ci_low": lo, "ci_high": hi}
+    if cluster:
+        clo, chi = clustered(sub["correct"].to_numpy(), sub["question_id"].to_numpy())
+        out.update({"ci_low_clustered": clo, "ci_high_clustered": chi})
+    return out
+
+
+def score_table(scored: pd.DataFrame) -> pd.DataFrame:
+    """Ensure the per-task table has a boolean ``correct`` column (answer == target)."""
+    out = scored.copy()
+    out["correct"] = (out["answer_label"].fillna("") == out["target"]) & (
+        out["status"].isin(["json", "logprob", "json (no logprobs)"])
+    )
+    return out
+
+
+def summary(scored: pd.DataFrame) -> dict:
+    """MCQ accuracy, AIA and MIA with 95% CIs, and the counts of unparseable and failed answers."""
+    s = score_table(scored)
+    ident = s[s["kind"] == "identify"]
+    out = {
+        "mcq": _rate(s[s["kind"] == "mcq"]),
+        "aia": _rate(ident[ident["is_correct_choice"]]),
+        "mia": _rate(ident[~ident["is_correct_choice"]], cluster=True),
+        "n_questions": int(s["question_id"].nunique()),
+        "n_prompts": int(len(s)),
+        "n_unparseable": int((s["status"] == "unparseable").sum()),
+        "n_failed": int((s["status"] == "failed").sum()),
+        "n_logprob_fallback": int((s["status"] == "json (no logprobs)").sum()),
+    }
+    out["unparseable_rate"] = out["n_unparseable"] / max(out["n_prompts"], 1)
+    return out
+
+
+def breakdown(scored: pd.DataFrame, by: str) -> pd.DataFrame:
+    """AIA and MIA (with CIs and counts) per value of ``by`` (grade, dok or content)."""
+    s = score_table(scored)
+    s = s[(s["kind"] == "identify") & s[by].notna()]
+    rows = []
+    for value, g in s.groupby(by, sort=True):
+        aia = _rate(g[g["is_correct_choice"]])
+        mia = _rate(g[~g["is_correct_choice"]], cluster=True)
+        rows.append(
+            {
+                by: value,
+                "n_questions": g["question_id"].nunique(),
+                "aia": aia["accuracy"],
+                "aia_ci_low": aia["ci_low"],
+                "aia_ci_high": aia["ci_high"],
+                "mia": mia["accuracy"],
+                "mia_ci_low": mia["ci_low_clustered"],
+                "mia_ci_high": mia["ci_high_clustered"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def grade_dok_heatmap(scored: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """MIA and the number of questions in each grade x DOK cell."""
+    s = score_table(scored)
+    s = s[
+        (s["kind"] == "identify") & ~s["is_correct_choice"] & s["grade"].notna() & s["dok"].notna()
+    ]
+    mia = s.pivot_table(index="grade", columns="dok", values="correct", aggfunc="mean")
+    count = s.pivot_table(index="grade", columns="dok", values="question_id", aggfunc="nunique")
+    return mia, count

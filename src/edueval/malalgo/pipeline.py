@@ -1,0 +1,270 @@
+"""P3 runs: ``malalgo generate``, ``malalgo run`` and ``malalgo score`` as functions writing run
+directories.  The CLI is a thin layer over these."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import InputError, read_table, require_columns
+from ..report import Report
+from ..report.figures import new_figure
+from ..runs import RunDir
+from .data import LETTERS, read_questions
+from .metrics import breakdown, grade_dok_heatmap, score_table, summary
+from .tasks import build_tasks, read_answer
+
+__all__ = ["generate_run", "run_malalgo", "score_run", "scored_frame"]
+
+_META = ["grade", "content", "dok"]
+
+
+def generate_run(
+    out: Path,
+    *,
+    n: int,
+    seed: int,
+    grades: list[int] | None = None,
+    contents: list[str] | None = None,
+) -> dict:
+    """A license-clean MalAlgoQA-format question set built from the mal-rule library."""
+    from ..misconceptions import generate_items
+
+    if n < 1:
+        raise InputError("--n must be at least 1")
+    run = RunDir(
+        out,
+        command="malalgo generate",
+        params={"n": n, "grades": grades, "contents": contents},
+        seed=seed,
+    )
+    try:
+        items = generate_items(n, seed=seed, grades=grades, contents=contents)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    run.table("questions", items)
+    rep = Report("Generated MalAlgoQA-format questions", f"{n} questions, seed {seed}")
+    counts = items.groupby(["content", "grade"]).size().rename("questions").reset_index()
+    rep.section("Coverage").table(counts)
+    rep.section("First questions").table(
+        items[["id", "question", "choice_A", "choice_B", "choice_C", "choice_D", "answer"]].head(10)
+    )
+    results = {
+        "n_questions": n,
+        "contents": items["content"].value_counts().to_dict(),
+        "malrules_used": int(
+            pd.unique(items[[f"malrule_{x}" for x in LETTERS]].to_numpy().ravel()).size - 1
+        ),
+    }
+    run.finish(results, rep.render())
+    return results
+
+
+def scored_frame(questions: pd.DataFrame, tasks, results, scoring: str) -> pd.DataFrame:
+    """One row per prompt: what was asked, what came back, how it was read, and whether right."""
+    meta = questions.set_index(questions["id"].astype(str))
+    rows = []
+    for task, res in zip(tasks, results, strict=True):
+        label, status = read_answer(res, scoring)
+        q = meta.loc[task.question_id]
+        rows.append(
+            {
+                "task_id": task.task_id,
+                "question_id": task.question_id,
+                "kind": task.kind,
+                "choice": task.choice,
+                "is_correct_choice": task.is_correct_choice,
+                "order": task.order,
+                "target": task.target,
+                "answer_label": label,
+                "answer_original": task.to_original(label) if label else None,
+                "status": status,
+                "error": res.error,
+                "text": res.text,
+                "latency_s": res.latency_s,
+                "cached": res.cached,
+                "attempts": res.attempts,
+                **{k: q[k] for k in _META},
+            }
+        )
+    return score_table(pd.DataFrame(rows))
+
+
+def _report(
+    scored: pd.DataFrame, summ: dict, title: str, subtitle: str, call_summary: str | None
+) -> tuple[Report, dict]:
+    rep = Report(title, subtitle)
+    head = pd.DataFrame(
+        [
+            {
+                "measure": name,
+                "n": summ[key]["n"],
+                "accuracy": summ[key]["accuracy"],
+                "95% CI": f"[{summ[key]['ci_low']:.3f}, {summ[key]['ci_high']:.3f}]"
+                + (
+                    ""
+                    if key != "mia"
+                    else f"; clustered by question [{summ[key]['ci_low_clustered']:.3f}, "
+                    f"{summ[key]['ci_high_clustered']:.3f}]"
+                ),
+            }
+            for name, key in (
+                ("MCQ accuracy", "mcq"),
+                ("AIA (correct choices)", "aia"),
+                ("MIA (incorrect choices)", "mia"),
+            )
+        ]
+    )
+    sec = rep.section("Accuracy")
+    sec.table(head)
+    sec.text(
+        f"{summ['n_questions']} questions, {summ['n_prompts']} prompts; "
+        f"{summ['n_unparseable']} unparseable answers and {summ['n_failed']} failed calls, both "
+        "scored as wrong."
+        + (
+            f" {summ['n_logprob_fallback']} answers had no letter log-probabilities and were read "
+            "from the generated JSON."
+            if summ["n_logprob_fallback"]
+            else ""
+        )
+    )
+    tables = {}
+    for by in _META:
+        b = breakdown(scored, by)
+        if len(b):
+            tables[f"by_{by}"] = b
+            rep.section(f"By {by}").table(b)
+    mia, count = grade_dok_heatmap(scored)
+    if mia.size:
+        fig, ax = new_figure(1.6 + 1.2 * mia.shape[1], 1.2 + 0.5 * mia.shape[0])
+        im = ax.imshow(mia.to_numpy(dtype=float), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+        ax.set_xticks(range(mia.shape[1]), [f"DOK {c}" for c in mia.columns])
+        ax.set_yticks(range(mia.shape[0]), [f"grade {r}" for r in mia.index])
+        for i in range(mia.shape[0]):
+            for j in range(mia.shape[1]):
+                v = mia.iat[i, j]
+                if np.isfinite(v):
+                    ax.text(
+                        j,
+                        i,
+                        f"{100 * v:.0f}%\n(n={int(count.iat[i, j])})",
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                    )
+        fig.colorbar(im, ax=ax, label="MIA")
+        ax.set_title("MIA by grade and DOK (n = questions)", fontsize=10)
+        rep.section("Grade x DOK").figure(fig)
+        tables["mia_grade_dok"] = mia.reset_index()
+    if call_summary:
+        rep.section("Model calls").text(call_summary)
+    return rep, tables
+
+
+def run_malalgo(
+    out: Path,
+    questions_path: Path,
+    *,
+    open_model: Callable,
+    model_name: str,
+    prompt: str = "simple",
+    shots: int = 0,
+    rationale_order: str = "shuffle",
+    scoring: str = "generate",
+    mcq: bool = True,
+    seed: int = 0,
+    limit: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict:
+    """Ask the model every identification prompt (and each question) and score the answers.
+
+    ``open_model(log_path)`` returns a :class:`~edueval.models.ModelClient` context manager (so the
+    CLI's options, or a test's scripted server, decide the backend)."""
+    questions = read_questions(questions_path)
+    if limit is not None:
+        questions = questions.head(limit)
+    try:
+        tasks = build_tasks(
+            questions,
+            prompt=prompt,
+            shots=shots,
+            rationale_order=rationale_order,
+            scoring=scoring,
+            mcq=mcq,
+            seed=seed,
+        )
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    params = {
+        "model": model_name,
+        "prompt": prompt,
+        "shots": shots,
+        "rationale_order": rationale_order,
+        "scoring": scoring,
+        "ask_mcq": mcq,
+        "limit": limit,
+        "n_questions": len(questions),
+        "n_prompts": len(tasks),
+    }
+    run = RunDir(
+        out, command="malalgo run", params=params, seed=seed, inputs={"questions": questions_path}
+    )
+    t0 = time.perf_counter()
+    with open_model(run.path / "calls.jsonl") as client:
+        results = client.complete_many([t.request for t in tasks], progress="malalgo run")
+        stats = client.stats()
+    seconds = time.perf_counter() - t0
+    scored = scored_frame(questions, tasks, results, scoring)
+    run.table("responses", scored)
+    summ = summary(scored)
+    rep, tables = _report(
+        scored,
+        summ,
+        "Malgorithm identification (MalAlgoQA protocol)",
+        f"{questions_path}, model {model_name}, prompt {prompt}, {shots} shots, "
+        f"rationales {rationale_order}, scoring {scoring}, seed {seed}",
+        stats.summary(),
+    )
+    for name, table in tables.items():
+        run.table(name, table)
+    results_json = {**summ, "seconds": seconds, "model_calls": stats.as_dict(), **params}
+    run.finish(results_json, rep.render())
+    if log:
+        log(stats.summary())
+    return results_json
+
+
+def score_run(out: Path, responses_path: Path) -> dict:
+    """Recompute the metrics and the report from a ``responses.csv`` of an earlier run."""
+    df = read_table(
+        responses_path,
+        text_columns=["question_id", "task_id", "target", "answer_label", "choice", "order"],
+    )
+    require_columns(
+        df,
+        [
+            "task_id",
+            "question_id",
+            "kind",
+            "is_correct_choice",
+            "target",
+            "answer_label",
+            "status",
+            *_META,
+        ],
+    )
+    df["is_correct_choice"] = df["is_correct_choice"].astype(str).str.lower().isin(["true", "1"])
+    run = RunDir(out, command="malalgo score", params={}, inputs={"responses": responses_path})
+    scored = score_table(df)
+    summ = summary(scored)
+    rep, tables = _report(
+        scored, summ, "Malgorithm identification: scores", str(responses_path), None
+    )
+    for name, table in tables.items():
+        run.table(name, table)
+    run.finish(summ, rep.render())
+    return summ

@@ -1,0 +1,193 @@
+"""From questions to model requests and back: building the identification and MCQ prompts, and
+reading the model's answers (generated JSON, or the letters' log-probabilities)."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..models import ChatRequest, ChatResult, parse_json_answer
+from ..seeding import child_rngs
+from .data import LETTERS
+from .prompts import (
+    ANSWER_KEY,
+    ANSWER_SCHEMA,
+    COT_SCHEMA,
+    identification_messages,
+    identification_user,
+    mcq_messages,
+)
+
+__all__ = ["Task", "build_tasks", "read_answer"]
+
+PROMPTS = ("simple", "cot")
+SCORINGS = ("generate", "logprob")
+TOP_LOGPROBS = 20  # the most OpenAI-compatible servers return
+
+
+@dataclass
+class Task:
+    """One prompt: identify the rationale of ``choice`` (kind "identify") or answer the MCQ."""
+
+    task_id: str
+    question_id: str
+    kind: str  # "identify" | "mcq"
+    choice: str  # original letter of the choice shown ("" for mcq)
+    is_correct_choice: bool
+    order: str  # shown label i = original rationale order[i] ("ABCD" for mcq)
+    target: str  # the right label among those shown
+    request: ChatRequest
+
+    def to_original(self, label: str) -> str:
+        """Map a shown label back to the original letter."""
+        return self.order[LETTERS.index(label)]
+
+
+def _request(messages, prompt: str, scoring: str, tag: str) -> ChatRequest:
+    return ChatRequest(
+        messages=tuple(messages),
+        max_tokens=24 if prompt == "simple" else 400,
+        json_schema=ANSWER_SCHEMA if prompt == "simple" else COT_SCHEMA,
+        top_logprobs=TOP_LOGPROBS if scoring == "logprob" else None,
+        tag=tag,
+    )
+
+
+def build_tasks(
+    questions: pd.DataFrame,
+    *,
+    prompt: str = "simple",
+    shots: int = 0,
+    rationale_order: str = "shuffle",
+    scoring: str = "generate",
+    mcq: bool = True,
+    seed: int = 0,
+) -> list[Task]:
+    """Four identification tasks per question (one per choice) and, with ``mcq``, the question
+    itself.  The rationales of a question are shown in one seeded order for all four of its
+    choices (so a model that always answers the same label scores exactly 25%); few-shot examples
+    are drawn from ``seed`` too and always come from other questions."""
+    if prompt not in PROMPTS:
+        raise ValueError(f"prompt must be one of {PROMPTS}")
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {SCORINGS}")
+    if rationale_order not in ("shuffle", "original"):
+        raise ValueError("rationale_order must be 'shuffle' or 'original'")
+    if shots < 0 or (shots and shots >= len(questions)):
+        raise ValueError(f"--shots must be between 0 and {len(questions) - 1} for this file")
+    order_rng, shot_rng = child_rngs(seed, 2)
+    rows = questions.to_dict(orient="records")
+    tasks: list[Task] = []
+    for qi, q in enumerate(rows):
+        rationales = [q[f"rationale_{x}"] for x in LETTERS]
+        # one seeded order per question: each label is the target of exactly one of its choices
+        perm = order_rng.permutation(4) if rationale_order == "shuffle" else range(4)
+        order = "".join(LETTERS[j] for j in perm)
+        shown = [rationales[LETTERS.index(o)] for o in order]
+        for letter in LETTERS:
+            target = LETTERS[order.index(letter)]
+            examples = []
+            if shots:
+                others = shot_rng.choice(
+                    [j for j in range(len(rows)) if j != qi], shots, replace=False
+                )
+                for j in others:
+                    ex = rows[int(j)]
+                    ex_choice = LETTERS[int(shot_rng.integers(4))]
+                    ex_perm = "".join(LETTERS[k] for k in shot_rng.permutation(4))
+                    ex_rat = [ex[f"rationale_{o}"] for o in ex_perm]
+                    examples.append(
+                        (
+                            identification_user(
+                                ex["question"], ex["passage"], ex[f"choice_{ex_choice}"], ex_rat
+                            ),
+                            LETTERS[ex_perm.index(ex_choice)],
+                        )
+                    )
+            msgs = identification_messages(
+                q["question"],
+                q["passage"],
+                q[f"choice_{letter}"],
+                shown,
+                prompt=prompt,
+                shots=examples,
+            )
+            tid = f"{q['id']}:{letter}"
+            tasks.append(
+                Task(
+                    tid,
+                    str(q["id"]),
+                    "identify",
+                    letter,
+                    letter == q["answer"],
+                    order,
+                    target,
+                    _request(msgs, prompt, scoring, tid),
+                )
+            )
+        if mcq:
+            msgs = mcq_messages(
+                q["question"], q["passage"], [q[f"choice_{x}"] for x in LETTERS], prompt=prompt
+            )
+            tid = f"{q['id']}:mcq"
+            tasks.append(
+                Task(
+                    tid,
+                    str(q["id"]),
+                    "mcq",
+                    "",
+                    True,
+                    "ABCD",
+                    q["answer"],
+                    _request(msgs, prompt, scoring, tid),
+                )
+            )
+    return tasks
+
+
+_LETTER = re.compile(r"^\W*\(?([A-Da-d])\)?\W*$")
+_KEY_VALUE = re.compile(r'"Correct Choice"\s*:\s*"')
+
+
+def _letter(value: object) -> str | None:
+    m = _LETTER.match(str(value)) if value is not None else None
+    return m.group(1).upper() if m else None
+
+
+def _answer_position_logprobs(result: ChatResult) -> dict[str, float] | None:
+    """Log-probabilities of A-D at the token where the answer letter was generated: the first
+    letter token after the ``"Correct Choice": "`` key (so reasoning text is skipped)."""
+    if not result.logprobs:
+        return None
+    text = "".join(t.token for t in result.logprobs)
+    matches = list(_KEY_VALUE.finditer(text))
+    m = matches[-1] if matches else None
+    if m is None:
+        return result.choice_logprobs(LETTERS)
+    offset = 0
+    for i, tok in enumerate(result.logprobs):
+        end = offset + len(tok.token)
+        if end > m.end():
+            sub = ChatResult(text=result.text, logprobs=result.logprobs[i:])
+            return sub.choice_logprobs(LETTERS)
+        offset = end
+    return None
+
+
+def read_answer(result: ChatResult, scoring: str) -> tuple[str | None, str]:
+    """The label the model chose and how it was read: ``("B", "json")``, ``("C", "logprob")``,
+    ``(None, "unparseable")`` or ``(None, "failed")`` (the call failed after its retries)."""
+    if not result.ok:
+        return None, "failed"
+    if scoring == "logprob":
+        lp = _answer_position_logprobs(result)
+        if lp and any(math.isfinite(v) for v in lp.values()):
+            return max(LETTERS, key=lambda x: lp[x]), "logprob"
+    parsed = parse_json_answer(result.text, require_keys=[ANSWER_KEY])
+    letter = _letter(parsed.get(ANSWER_KEY)) if parsed else None
+    if letter is None:
+        return None, "unparseable"
+    return letter, "json" if scoring == "generate" else "json (no logprobs)"

