@@ -42,6 +42,10 @@ _TRACKED_PACKAGES = (
     "scikit-learn",
     "statsmodels",
     "matplotlib",
+    "jax",
+    "numpyro",
+    "openai",
+    "llama-cpp-python",
 )
 
 

@@ -18,6 +18,7 @@ from . import demo as demo_cmd
 from . import kt, malalgo
 from . import models as models_cmd
 from . import pairwise as pairwise_cmd
+from . import pairwise as pairwise_cmd
 
 app = typer.Typer(
     name="edueval",
@@ -30,6 +31,7 @@ app = typer.Typer(
 app.add_typer(kt.app, name="kt")
 app.add_typer(malalgo.app, name="malalgo")
 app.add_typer(models_cmd.app, name="models")
+app.add_typer(pairwise_cmd.app, name="pairwise")
 app.add_typer(pairwise_cmd.app, name="pairwise")
 app.command("demo")(demo_cmd.demo)
 

@@ -1,0 +1,264 @@
+"""``edueval pairwise``: comparative judgement with Bayesian Bradley-Terry (P2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import OutOption, SeedOption, done, out_dir, say, warn
+
+app = typer.Typer(
+    help="Comparative judgement: Bayesian Bradley-Terry fits, rater checks, across-item "
+    "analysis, and the AI Teacher Test replication.",
+    no_args_is_help=True,
+)
+
+DataArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Comparisons file (CSV, TSV, JSONL or JSON): item, attribute, rater, first, second, "
+        "outcome (first|second|tie)."
+    ),
+]
+Ties = Annotated[
+    str,
+    typer.Option(
+        "--ties",
+        help="random: a seeded coin flip per tie (the paper); drop; half: half a win each "
+        "(weighted likelihood).",
+    ),
+]
+Chains = Annotated[int, typer.Option(help="NUTS chains.")]
+Warmup = Annotated[int, typer.Option(help="Warm-up iterations per chain.")]
+Draws = Annotated[int, typer.Option(help="Draws kept per chain.")]
+Exclude = Annotated[
+    Path | None,
+    typer.Option(
+        "--exclude-raters",
+        help="Raters to leave out: YAML list or mapping (like outliers.yaml), or one id per line.",
+    ),
+]
+AgentOrder = Annotated[
+    str | None,
+    typer.Option(
+        "--agent-order",
+        help="Comma-separated agents, to order pairwise differences (e.g. 'Teacher,blender_9B').",
+    ),
+]
+
+
+def _order(value: str | None) -> list[str] | None:
+    return [a.strip() for a in value.split(",") if a.strip()] if value else None
+
+
+@app.command("import-teacher-test")
+def import_teacher_test(
+    items: Annotated[Path, typer.Argument(help="items.jsonl of the AI Teacher Test data.")],
+    out: OutOption = None,
+) -> None:
+    """Convert the public AI Teacher Test items.jsonl into comparisons.csv."""
+    from ..pairwise.pipeline import import_run
+
+    path = out_dir(out, "pairwise-import")
+    res = import_run(path, items)
+    say(
+        f"{res['n_comparisons']} comparisons ({res['n_ties']} ties), {res['n_items']} items, "
+        f"{res['n_raters']} raters -> {path / 'comparisons.csv'}"
+    )
+    done(path)
+
+
+@app.command()
+def fit(
+    data: DataArg,
+    out: OutOption = None,
+    ties: Ties = "random",
+    exclude_raters: Exclude = None,
+    chains: Chains = 4,
+    warmup: Warmup = 1000,
+    draws: Draws = 1000,
+    min_comparisons: Annotated[
+        int,
+        typer.Option(
+            help="Item x attribute groups with fewer comparisons (after tie handling) are not "
+            "fitted, with a warning."
+        ),
+    ] = 3,
+    seed: SeedOption = 1,
+) -> None:
+    """Bayesian Bradley-Terry with order effect per (item, attribute), all sampled together."""
+    from ..pairwise.pipeline import fit_run
+
+    path = out_dir(out, "pairwise-fit")
+    res = fit_run(
+        path,
+        data,
+        ties=ties,
+        exclude_path=exclude_raters,
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        seed=seed,
+        min_comparisons=min_comparisons,
+        warn=warn,
+    )
+    say(
+        f"{res['n_groups']} item x attribute models from {res['n_comparisons']} comparisons in "
+        f"{res['sampling_seconds']:.1f} s; max R-hat {res['max_rhat']:.4f}, min ESS "
+        f"{res['min_ess']:.0f}"
+    )
+    done(path)
+
+
+@app.command()
+def raters(
+    data: DataArg,
+    out: OutOption = None,
+    per: Annotated[
+        str,
+        typer.Option(help="attribute: one model per rater x attribute; rater: one per rater."),
+    ] = "attribute",
+    ties: Annotated[
+        str,
+        typer.Option(
+            "--ties",
+            help="Tie handling (default drop: a tie says nothing about a position preference).",
+        ),
+    ] = "drop",
+    compare: Annotated[
+        Path | None,
+        typer.Option(help="A reference list of raters (e.g. the authors' outliers.yaml)."),
+    ] = None,
+    chains: Chains = 4,
+    warmup: Warmup = 1000,
+    draws: Draws = 1000,
+    seed: SeedOption = 1,
+) -> None:
+    """Per-rater order effect alpha0; flag raters whose 95% HDI excludes 0."""
+    from ..pairwise.pipeline import raters_run
+
+    path = out_dir(out, "pairwise-raters")
+    res = raters_run(
+        path,
+        data,
+        per=per,
+        ties=ties,
+        compare_path=compare,
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        seed=seed,
+        warn=warn,
+    )
+    msg = f"{res['n_flagged']} of {res['n_raters']} raters flagged"
+    if "overlap" in res:
+        ov = res["overlap"]
+        msg += f"; {ov['n_both']} of the {ov['n_reference']} reference raters among them"
+    say(msg)
+    done(path)
+
+
+@app.command()
+def summarize(
+    abilities: Annotated[
+        Path, typer.Argument(help="abilities.csv of 'pairwise fit' (or its run directory).")
+    ],
+    out: OutOption = None,
+    scores: Annotated[
+        Path | None,
+        typer.Option(
+            help="Per-reply scores to correlate with alpha: item, agent[, attribute], and the "
+            "--score-column."
+        ),
+    ] = None,
+    score_column: Annotated[str, typer.Option(help="Column of --scores to use.")] = "score",
+    agent_order: AgentOrder = None,
+) -> None:
+    """Per attribute: ANOVA and Tukey HSD across agents, Table 3, optional correlation."""
+    from ..pairwise.pipeline import summarize_run
+
+    path = out_dir(out, "pairwise-summarize")
+    res = summarize_run(
+        path,
+        abilities,
+        scores_path=scores,
+        score_column=score_column,
+        agent_order=_order(agent_order),
+    )
+    for _, r in res["anova"].iterrows():
+        say(
+            f"{r['attribute']}: F({int(r['df_between'])}, {int(r['df_within'])}) = "
+            f"{r['F']:.2f}, p = {r['p']:.3g}"
+        )
+    done(path)
+
+
+@app.command()
+def hierarchical(
+    data: DataArg,
+    out: OutOption = None,
+    ties: Ties = "random",
+    exclude_raters: Exclude = None,
+    agent_order: AgentOrder = None,
+    chains: Chains = 4,
+    warmup: Warmup = 1000,
+    draws: Draws = 1000,
+    seed: SeedOption = 1,
+) -> None:
+    """Pooled model (agent means + item deviations): agent differences with credible intervals."""
+    from ..pairwise.pipeline import hierarchical_run
+
+    path = out_dir(out, "pairwise-hierarchical")
+    res = hierarchical_run(
+        path,
+        data,
+        ties=ties,
+        exclude_path=exclude_raters,
+        agent_order=_order(agent_order),
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        seed=seed,
+        warn=warn,
+    )
+    for _, r in res["differences"].iterrows():
+        say(
+            f"{r['attribute']}: {r['agent_a']} - {r['agent_b']} = {r['diff_mean']:+.3f} "
+            f"[{r['diff_hdi_low']:+.3f}, {r['diff_hdi_high']:+.3f}]"
+        )
+    done(path)
+
+
+@app.command("replicate-teacher-test")
+def replicate_teacher_test(
+    folder: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Folder with items.jsonl and outliers.yaml (default: the copy bundled with "
+            "edueval)."
+        ),
+    ] = None,
+    out: OutOption = None,
+    chains: Chains = 4,
+    warmup: Warmup = 1000,
+    draws: Draws = 1000,
+    seed: SeedOption = 1,
+) -> None:
+    """Replicate Tack & Piech (EDM 2022) on the public data, beside the published numbers."""
+    from ..pairwise.replication import ReplicationConfig, replicate_run
+
+    path = out_dir(out, "pairwise-replicate")
+    cfg = ReplicationConfig(chains=chains, warmup=warmup, draws=draws, seed=seed)
+    res = replicate_run(path, folder, cfg, log=say)
+    for mode, d in res["differences"].items():
+        tb = " / ".join(f"{v:.2f}" for v in d["Teacher - Blender"].values())
+        tg = " / ".join(f"{v:.2f}" for v in d["Teacher - GPT-3"].values())
+        say(
+            f"ties {mode}: Teacher - Blender {tb} (paper 0.60 / 0.55 / 0.75); "
+            f"Teacher - GPT-3 {tg} (paper 0.67 / 0.67 / 0.93)"
+        )
+    if res["max_rhat"] > 1.01:
+        warn(f"max R-hat {res['max_rhat']:.3f} > 1.01; run more draws")
+    done(path)

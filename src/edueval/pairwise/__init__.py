@@ -1,0 +1,59 @@
+"""P2 -- comparative judgement of tutor replies (Tack & Piech, EDM 2022, "the AI Teacher Test").
+
+Python API (mirrors ``edueval pairwise ...``)::
+
+    from edueval.pairwise import (
+        read_comparisons, import_teacher_test, resolve_ties, read_rater_ids, exclude_raters,
+        BradleyTerry, RaterModel, HierarchicalBradleyTerry, summarize,
+    )
+
+    df = import_teacher_test("items.jsonl")                 # item, attribute, rater, first, ...
+    df, removed, _ = exclude_raters(df, read_rater_ids("outliers.yaml"))
+    res = BradleyTerry(df, ties="random", seed=1).fit()     # NUTS, all (item, attribute) at once
+    print(res.summary()); res.abilities                     # alpha, rank, softmax prob, HDIs
+    summarize(res.abilities).tukey                          # ANOVA / Tukey HSD / Table 3
+    HierarchicalBradleyTerry(df, seed=1).fit().differences  # agent differences with HDIs
+    RaterModel(all_comparisons, ties="drop").fit().flagged  # raters with an order bias
+
+Each ``fit`` returns a results object (statsmodels style) with DataFrames and ``summary()``.
+"""
+
+from .bradley_terry import BradleyTerry, BradleyTerryResults
+from .comparisons import (
+    COLUMNS,
+    OUTCOMES,
+    TIE_MODES,
+    exclude_raters,
+    read_comparisons,
+    read_rater_ids,
+    resolve_ties,
+    validate_comparisons,
+)
+from .hierarchical import HierarchicalBradleyTerry, HierarchicalResults
+from .raters import RaterModel, RaterResults
+from .summary import SummaryResults, read_abilities, read_scores, summarize
+from .teacher_test import PAPER, bundled_folder, import_teacher_test
+
+__all__ = [
+    "COLUMNS",
+    "OUTCOMES",
+    "PAPER",
+    "TIE_MODES",
+    "BradleyTerry",
+    "BradleyTerryResults",
+    "HierarchicalBradleyTerry",
+    "HierarchicalResults",
+    "RaterModel",
+    "RaterResults",
+    "SummaryResults",
+    "bundled_folder",
+    "exclude_raters",
+    "import_teacher_test",
+    "read_abilities",
+    "read_comparisons",
+    "read_rater_ids",
+    "read_scores",
+    "resolve_ties",
+    "summarize",
+    "validate_comparisons",
+]

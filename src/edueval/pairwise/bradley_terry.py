@@ -1,0 +1,508 @@
+"""Bayesian Bradley-Terry with an order effect, one model per (item, attribute), sampled together.
+
+For every group ``g`` (by default an (item, attribute) pair: the design of Tack & Piech 2022) and
+every comparison of agent ``i`` shown first with agent ``j`` shown second,
+
+    P(first preferred) = logistic(alpha0_g + alpha_{g,i} - alpha_{g,j}),
+    alpha_{g,k} ~ N(0, 1),  alpha0_g ~ N(0, 1)                       (paper, Eq. 2)
+
+(Bradley & Terry 1952; the intercept ``alpha0`` is the "home-field" advantage of the first
+position).  The groups share no parameter, so their joint posterior is the product of the per-group
+posteriors; we sample that product with one NUTS run (numpyro) instead of one run per group.  Two
+choices make that fast:
+
+* **sufficient statistics** -- the likelihood only depends on the (weighted) counts of wins of the
+  first and of the second option for each ordered pair of agents, ``W1[g, i, j]`` and
+  ``W2[g, i, j]``, so each gradient costs O(groups x agents^2) with dense arrays (no gather or
+  scatter), whatever the number of comparisons;
+* **an orthonormal (Helmert) rotation** of each group's abilities, ``alpha_g = H^T z_g`` with
+  ``z_g ~ N(0, I)`` -- exactly the same prior, because ``H`` is orthogonal.  The common shift of a
+  group's abilities is not informed by the data; after the rotation it is one coordinate whose
+  posterior is its prior, no longer correlated with the contrasts, which halves NUTS's leapfrog
+  steps per iteration.
+
+Per (group, agent) we report the posterior mean, s.d. and 95% HDI of alpha, of its rank among the
+group's agents (1 = best) and of its softmax probability; per group alpha0; R-hat and ESS.  Ties
+are resolved beforehand (see :func:`edueval.pairwise.comparisons.resolve_ties`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..io import InputError
+from ._sampler import Draws, ess, hdi, jax_modules, rhat, run_nuts
+from .comparisons import resolve_ties, validate_comparisons
+
+__all__ = [
+    "BradleyTerry",
+    "BradleyTerryResults",
+    "Design",
+    "build_design",
+    "helmert",
+    "nuts_seed",
+    "pair_basis",
+]
+
+RHAT_MAX = 1.01
+
+
+def helmert(k: int) -> np.ndarray:
+    """The ``k x k`` orthonormal Helmert matrix; row 0 is the constant vector / sqrt(k)."""
+    h = np.zeros((k, k))
+    h[0] = 1.0 / np.sqrt(k)
+    for r in range(1, k):
+        h[r, :r] = 1.0
+        h[r, r] = -float(r)
+        h[r] /= np.sqrt(r * (r + 1))
+    return h
+
+
+def nuts_seed(seed: int | None) -> int:
+    """The sampler's seed, an independent stream derived from the run's seed (ties use another)."""
+    from ..seeding import DEFAULT_SEED
+
+    s = DEFAULT_SEED if seed is None else int(seed)
+    return int(np.random.SeedSequence([s, 7]).generate_state(1)[0])
+
+
+@dataclass
+class Design:
+    """Comparisons reduced to per-group sufficient statistics."""
+
+    groups: tuple[str, ...]
+    keys: pd.DataFrame  # one row per group: the group columns
+    agents: np.ndarray  # (K,) agent names
+    w1: np.ndarray  # (G, K, K) weight of wins of the first-shown agent i over second-shown j
+    w2: np.ndarray  # (G, K, K) weight of wins of the second-shown agent j over i
+    present: np.ndarray  # (G, K) agent appears in the group
+    n_comparisons: np.ndarray  # (G,)
+    n_ties: np.ndarray  # (G,) ties in the input (before resolution)
+    n_agent: np.ndarray  # (G, K) comparisons involving each agent
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.keys)
+
+    def reorder(self, agent_order: Sequence[str]) -> Design:
+        """The same design with agents in ``agent_order`` first (others keep their order)."""
+        names = list(self.agents)
+        first = [a for a in agent_order if a in names]
+        perm = np.array([names.index(a) for a in first + [a for a in names if a not in first]])
+        return replace(
+            self,
+            agents=self.agents[perm],
+            w1=self.w1[:, perm][:, :, perm],
+            w2=self.w2[:, perm][:, :, perm],
+            present=self.present[:, perm],
+            n_agent=self.n_agent[:, perm],
+        )
+
+
+def build_design(
+    df: pd.DataFrame,
+    groups: Sequence[str],
+    *,
+    agents: Sequence[str] | None = None,
+    n_ties: pd.Series | None = None,
+) -> Design:
+    """Sufficient statistics of tie-resolved comparisons (columns ``w_first``/``w_second``).
+
+    ``n_ties`` (indexed by the group columns) gives the ties of each group in the input when they
+    were dropped before this point; otherwise the ``tie`` column of ``df`` is counted."""
+    groups = tuple(groups)
+    if agents is None:
+        agents = sorted(set(df["first"]).union(df["second"]))
+    agents = np.asarray(list(agents), dtype=object)
+    a_index = {a: k for k, a in enumerate(agents)}
+    keys_df = df[list(groups)].drop_duplicates().sort_values(list(groups)).reset_index(drop=True)
+    g_index = pd.MultiIndex.from_frame(keys_df)
+    g = g_index.get_indexer(pd.MultiIndex.from_frame(df[list(groups)]))
+    i = df["first"].map(a_index).to_numpy()
+    j = df["second"].map(a_index).to_numpy()
+    G, K = len(keys_df), len(agents)
+    w1 = np.zeros((G, K, K))
+    w2 = np.zeros((G, K, K))
+    np.add.at(w1, (g, i, j), df["w_first"].to_numpy(dtype=float))
+    np.add.at(w2, (g, i, j), df["w_second"].to_numpy(dtype=float))
+    n_agent = np.zeros((G, K), dtype=np.int64)
+    np.add.at(n_agent, (g, i), 1)
+    np.add.at(n_agent, (g, j), 1)
+    n_comp = np.bincount(g, minlength=G)
+    if n_ties is not None:
+        tie_counts = (
+            n_ties.reindex(g_index if len(groups) > 1 else g_index.get_level_values(0))
+            .fillna(0)
+            .to_numpy(dtype=np.int64)
+        )
+    else:
+        ties = df["tie"].to_numpy(dtype=bool) if "tie" in df.columns else np.zeros(len(df), bool)
+        tie_counts = np.bincount(g, weights=ties.astype(float), minlength=G).astype(np.int64)
+    return Design(
+        groups=groups,
+        keys=keys_df,
+        agents=agents,
+        w1=w1,
+        w2=w2,
+        present=n_agent > 0,
+        n_comparisons=n_comp,
+        n_ties=tie_counts,
+        n_agent=n_agent,
+    )
+
+
+def pair_basis(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ordered pairs ``(i, j)``, ``i != j``, of ``k`` agents and the matrix ``B`` with
+    ``theta_g @ B = alpha0_g + alpha_{g,i} - alpha_{g,j}`` for every pair, where
+    ``theta_g = (z_g, alpha0_g)`` and ``alpha_g = H^T z_g`` (:func:`helmert`)."""
+    i, j = np.nonzero(~np.eye(k, dtype=bool))
+    d = np.zeros((k, len(i)))
+    d[i, np.arange(len(i))] = 1.0
+    d[j, np.arange(len(i))] -= 1.0
+    b = np.vstack([helmert(k) @ d, np.ones((1, len(i)))])
+    return i, j, b
+
+
+def _bt_model(n, w2, b):
+    """numpyro model.  ``n`` (G, P): comparison weight of each ordered pair of agents,
+    ``w2`` (G, P): wins of the second-shown agent, ``b`` (K + 1, P): :func:`pair_basis`."""
+    jax, numpyro = jax_modules()
+    import jax.numpy as jnp
+    import numpyro.distributions as dist
+
+    G, K1 = n.shape[0], b.shape[0]
+    # theta[:, :K] = z (Helmert coordinates of alpha), theta[:, K] = alpha0; all N(0, 1).
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([G, K1]).to_event(2))
+    x = theta @ b  # alpha0 + alpha_first - alpha_second, one column per ordered pair
+    # W1 log s(x) + W2 log s(-x) = -(W1 + W2) softplus(-x) - W2 x: one transcendental per cell,
+    # and a matrix product instead of gathers (measured ~10x faster per gradient on CPU).
+    numpyro.factor("loglik", -jnp.sum(n * jax.nn.softplus(-x)) - jnp.sum(w2 * x))
+
+
+def sample_design(
+    design: Design,
+    *,
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    seed: int = 0,
+    target_accept: float = 0.8,
+    progress: bool = False,
+) -> tuple[np.ndarray, np.ndarray, Draws]:
+    """NUTS on all groups at once; returns ``alpha`` (chain, draw, G, K), ``alpha0`` (chain, draw,
+    G) and the raw :class:`Draws`."""
+    _, _ = jax_modules()
+    import jax.numpy as jnp
+
+    K = len(design.agents)
+    i, j, b = pair_basis(K)
+    w1 = design.w1[:, i, j]
+    w2 = design.w2[:, i, j]
+    d = run_nuts(
+        _bt_model,
+        jnp.asarray(w1 + w2, dtype=jnp.float32),
+        jnp.asarray(w2, dtype=jnp.float32),
+        jnp.asarray(b, dtype=jnp.float32),
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        seed=seed,
+        target_accept=target_accept,
+        progress=progress,
+    )
+    theta = d.samples.pop("theta").astype(np.float64)
+    alpha = theta[..., :K] @ helmert(K)
+    return alpha, theta[..., K], d
+
+
+def _ranks_and_probs(flat: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per draw: rank among the group's agents (1 = highest alpha) and softmax probability."""
+    masked = np.where(present[None], flat, -np.inf)
+    order = np.argsort(-masked, axis=-1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, flat.shape[-1] + 1)[None, None, :], axis=-1)
+    shifted = masked - masked.max(axis=-1, keepdims=True)
+    e = np.where(present[None], np.exp(shifted), 0.0)
+    probs = e / e.sum(axis=-1, keepdims=True)
+    return ranks.astype(float), probs
+
+
+def summarize_draws(
+    design: Design, alpha: np.ndarray, alpha0: np.ndarray, *, prob: float = 0.95
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The abilities table (one row per group and agent present) and the groups table."""
+    C, D, G, K = alpha.shape
+    flat = alpha.reshape(C * D, G, K)
+    ranks, probs = _ranks_and_probs(flat, design.present)
+    a_lo, a_hi = hdi(flat, prob)
+    r_lo, r_hi = hdi(ranks, prob)
+    p_lo, p_hi = hdi(probs, prob)
+    a_rhat = rhat(alpha)
+    a_ess = ess(alpha)
+    gi, ki = np.nonzero(design.present)
+    wins = design.w1.sum(axis=2) + design.w2.sum(axis=1)  # weighted wins of agent k in group g
+    ab = design.keys.iloc[gi].reset_index(drop=True)
+    ab["agent"] = design.agents[ki]
+    ab["n_comparisons"] = design.n_agent[gi, ki]
+    ab["wins"] = wins[gi, ki]
+    ab["alpha_mean"] = flat.mean(axis=0)[gi, ki]
+    ab["alpha_sd"] = flat.std(axis=0, ddof=1)[gi, ki]
+    ab["alpha_hdi_low"] = a_lo[gi, ki]
+    ab["alpha_hdi_high"] = a_hi[gi, ki]
+    ab["rank_mean"] = ranks.mean(axis=0)[gi, ki]
+    ab["rank_hdi_low"] = r_lo[gi, ki]
+    ab["rank_hdi_high"] = r_hi[gi, ki]
+    ab["prob_mean"] = probs.mean(axis=0)[gi, ki]
+    ab["prob_hdi_low"] = p_lo[gi, ki]
+    ab["prob_hdi_high"] = p_hi[gi, ki]
+    ab["rhat"] = a_rhat[gi, ki]
+    ab["ess"] = a_ess[gi, ki]
+
+    f0 = alpha0.reshape(C * D, G)
+    z_lo, z_hi = hdi(f0, prob)
+    gr = design.keys.copy()
+    gr["n_comparisons"] = design.n_comparisons
+    gr["n_ties"] = design.n_ties
+    gr["n_agents"] = design.present.sum(axis=1)
+    gr["alpha0_mean"] = f0.mean(axis=0)
+    gr["alpha0_sd"] = f0.std(axis=0, ddof=1)
+    gr["alpha0_hdi_low"] = z_lo
+    gr["alpha0_hdi_high"] = z_hi
+    gr["alpha0_rhat"] = rhat(alpha0)
+    gr["alpha0_ess"] = ess(alpha0)
+    masked_rhat = np.where(design.present, a_rhat, -np.inf)
+    masked_ess = np.where(design.present, a_ess, np.inf)
+    gr["max_rhat"] = np.maximum(masked_rhat.max(axis=1), gr["alpha0_rhat"].to_numpy())
+    gr["min_ess"] = np.minimum(masked_ess.min(axis=1), gr["alpha0_ess"].to_numpy())
+    return ab, gr
+
+
+@dataclass
+class BradleyTerryResults:
+    """Posterior summaries of a :class:`BradleyTerry` fit (statsmodels-style results object).
+
+    Attributes
+    ----------
+    abilities : one row per (group, agent): ``alpha_*`` (mean, sd, HDI), ``rank_*``, ``prob_*``,
+        ``rhat``, ``ess``, ``n_comparisons``, ``wins``.
+    groups : one row per group: comparisons, ties, ``alpha0_*``, ``max_rhat``, ``min_ess``.
+    skipped : groups left out for having fewer than ``min_comparisons`` comparisons.
+    """
+
+    abilities: pd.DataFrame
+    groups: pd.DataFrame
+    design: Design
+    draws: Draws
+    ties: str
+    skipped: pd.DataFrame
+    params: dict[str, Any] = field(default_factory=dict)
+    alpha: np.ndarray | None = field(default=None, repr=False)  # (chain, draw, G, K)
+    alpha0: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def max_rhat(self) -> float:
+        return float(self.groups["max_rhat"].max())
+
+    @property
+    def min_ess(self) -> float:
+        return float(self.groups["min_ess"].min())
+
+    @property
+    def n_rhat_above(self) -> int:
+        """Number of parameters (alpha and alpha0) with R-hat above 1.01."""
+        return int(
+            (self.abilities["rhat"] > RHAT_MAX).sum()
+            + (self.groups["alpha0_rhat"] > RHAT_MAX).sum()
+        )
+
+    @property
+    def n_divergent(self) -> int:
+        return self.draws.n_divergent
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {
+            "max_rhat": self.max_rhat,
+            "min_ess": self.min_ess,
+            "n_rhat_above_1.01": self.n_rhat_above,
+            "n_divergent": self.n_divergent,
+            "mean_leapfrog_steps": float(self.draws.num_steps.mean()),
+            "chains": self.draws.chains,
+            "warmup": self.draws.warmup,
+            "draws": self.draws.draws,
+            "chain_method": self.draws.chain_method,
+            "sampling_seconds": self.draws.seconds,
+        }
+
+    def warnings(self) -> list[str]:
+        out = []
+        if self.n_rhat_above:
+            worst = self.groups.sort_values("max_rhat").iloc[-1]
+            key = ", ".join(f"{g}={worst[g]!r}" for g in self.design.groups)
+            out.append(
+                f"{self.n_rhat_above} parameter(s) with R-hat > {RHAT_MAX} (worst {self.max_rhat:.3f} "
+                f"at {key}); run more draws (--draws/--warmup) before trusting them"
+            )
+        if self.n_divergent:
+            out.append(
+                f"{self.n_divergent} divergent transition(s) after warm-up; the posterior may be "
+                "biased"
+            )
+        return out
+
+    def agent_table(self, by: Sequence[str] | None = None) -> pd.DataFrame:
+        """Per agent (and ``by`` columns): groups, mean alpha, % alpha > 0, % HDI excluding 0."""
+        by = list(by or [c for c in self.design.groups if c != "item"][:1])
+        ab = self.abilities
+        excl = (ab["alpha_hdi_low"] > 0) | (ab["alpha_hdi_high"] < 0)
+        t = (
+            ab.assign(pos=ab["alpha_mean"] > 0, excl=excl)
+            .groupby([*by, "agent"], sort=True)
+            .agg(
+                n_groups=("alpha_mean", "size"),
+                alpha_mean=("alpha_mean", "mean"),
+                pct_alpha_positive=("pos", "mean"),
+                pct_hdi_excludes_0=("excl", "mean"),
+                mean_rank=("rank_mean", "mean"),
+            )
+            .reset_index()
+        )
+        t["pct_alpha_positive"] *= 100
+        t["pct_hdi_excludes_0"] *= 100
+        return t
+
+    def summary(self) -> str:
+        """A plain-text summary: the fit, its diagnostics and per-agent aggregates."""
+        d = self.diagnostics()
+        lines = [
+            "Bayesian Bradley-Terry with order effect (NUTS, numpyro)",
+            "=" * 72,
+            f"groups ({' x '.join(self.design.groups)}): {len(self.groups)}"
+            + (f"   skipped: {len(self.skipped)}" if len(self.skipped) else ""),
+            f"agents: {', '.join(map(str, self.design.agents))}",
+            f"comparisons: {int(self.groups['n_comparisons'].sum())}   ties: {self.ties} "
+            f"({int(self.groups['n_ties'].sum())} in the input)",
+            f"chains x (warm-up + draws): {d['chains']} x ({d['warmup']} + {d['draws']}), "
+            f"{d['chain_method']}, {d['sampling_seconds']:.1f} s",
+            f"max R-hat {d['max_rhat']:.4f}   min ESS {d['min_ess']:.0f}   divergences "
+            f"{d['n_divergent']}   mean leapfrog steps {d['mean_leapfrog_steps']:.1f}",
+            f"order effect alpha0: mean over groups {self.groups['alpha0_mean'].mean():+.3f}; "
+            f"95% HDI excludes 0 in {int(((self.groups['alpha0_hdi_low'] > 0) | (self.groups['alpha0_hdi_high'] < 0)).sum())} group(s)",
+            "-" * 72,
+            self.agent_table().to_string(index=False, float_format=lambda v: f"{v:.3f}"),
+        ]
+        for w in self.warnings():
+            lines.append(f"warning: {w}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:  # pragma: no cover - convenience
+        return self.summary()
+
+
+class BradleyTerry:
+    """Model specification: comparisons, grouping and tie handling; :meth:`fit` samples it.
+
+    Parameters
+    ----------
+    comparisons : DataFrame with ``item, attribute, rater, first, second, outcome`` (or the group
+        columns named in ``groups``).
+    groups : columns that define one independent model (default: item and attribute).
+    ties : ``random`` (seeded coin flip), ``drop`` or ``half`` (weighted likelihood).
+    seed : the run's seed; the tie flips and the sampler use two independent streams derived from it.
+    min_comparisons : groups with fewer comparisons (after tie handling) are left out and listed in
+        ``results.skipped``; leaving out every group is an error.
+
+    Examples
+    --------
+    >>> res = BradleyTerry(df, ties="drop", seed=1).fit(chains=4, warmup=1000, draws=1000)
+    >>> print(res.summary()); res.abilities.head()
+    """
+
+    def __init__(
+        self,
+        comparisons: pd.DataFrame,
+        *,
+        groups: Sequence[str] = ("item", "attribute"),
+        ties: str = "random",
+        seed: int | None = None,
+        min_comparisons: int = 1,
+        agents: Sequence[str] | None = None,
+    ) -> None:
+        self.groups = tuple(groups)
+        self.ties = ties
+        self.seed = seed
+        self.min_comparisons = int(min_comparisons)
+        if "w_first" in comparisons.columns and "w_second" in comparisons.columns:
+            base = resolved = comparisons
+        else:
+            base = validate_comparisons(comparisons)
+            resolved = resolve_ties(base, ties, seed=seed)
+        source = comparisons.attrs.get("file")
+        if len(resolved) == 0:
+            raise InputError(
+                "no comparisons left to fit" + (" after dropping ties" if ties == "drop" else ""),
+                file=source,
+            )
+        keys = list(self.groups)
+        tie_flag = (base["outcome"] == "tie") if "outcome" in base.columns else base["tie"]
+        n_ties = tie_flag.groupby([base[k] for k in keys], sort=True).sum().astype(int)
+        counts = resolved.groupby(keys, sort=True).size().reindex(n_ties.index, fill_value=0)
+        small = counts[counts < max(self.min_comparisons, 1)]
+        if len(small) == len(counts):
+            raise InputError(
+                f"every {' x '.join(self.groups)} group has fewer than {self.min_comparisons} "
+                "comparisons (--min-comparisons); nothing to fit",
+                file=source,
+            )
+        self.skipped = small.rename("n_comparisons").reset_index()
+        if len(small):
+            drop = pd.MultiIndex.from_frame(resolved[keys]).isin(small.index)
+            resolved = resolved[~drop]
+        self.data = resolved
+        self.design = build_design(resolved, self.groups, agents=agents, n_ties=n_ties)
+
+    def fit(
+        self,
+        *,
+        chains: int = 4,
+        warmup: int = 1000,
+        draws: int = 1000,
+        target_accept: float = 0.8,
+        progress: bool = False,
+        keep_draws: bool = False,
+    ) -> BradleyTerryResults:
+        """Sample every group's posterior with NUTS (all groups in one run) and summarise."""
+        alpha, alpha0, d = sample_design(
+            self.design,
+            chains=chains,
+            warmup=warmup,
+            draws=draws,
+            seed=nuts_seed(self.seed),
+            target_accept=target_accept,
+            progress=progress,
+        )
+        ab, gr = summarize_draws(self.design, alpha, alpha0)
+        return BradleyTerryResults(
+            abilities=ab,
+            groups=gr,
+            design=self.design,
+            draws=d,
+            ties=self.ties,
+            skipped=self.skipped,
+            params={
+                "groups": list(self.groups),
+                "ties": self.ties,
+                "seed": self.seed,
+                "min_comparisons": self.min_comparisons,
+                "chains": chains,
+                "warmup": warmup,
+                "draws": draws,
+                "target_accept": target_accept,
+            },
+            alpha=alpha if keep_draws else None,
+            alpha0=alpha0 if keep_draws else None,
+        )

@@ -1,0 +1,203 @@
+"""Pairwise-comparison data: reading, validating, tie handling and rater exclusion.
+
+A comparisons table has one row per judgement, with columns
+
+``item``       what was judged in context (e.g. one dialogue turn);
+``attribute``  the question asked (e.g. "helping the student more");
+``rater``      who judged;
+``first``      the agent (reply) shown first / on the left, option A;
+``second``     the agent shown second, option B;
+``outcome``    ``first``, ``second`` or ``tie`` ("I cannot tell").
+
+Other columns are kept and ignored.  Ties are resolved before fitting by :func:`resolve_ties`
+(``random``: a seeded coin flip, as Tack & Piech 2022 do; ``drop``; ``half``: half a win to each
+side, fitted as a weighted likelihood), which adds the weights ``w_first`` and ``w_second``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ..io import InputError, line_of, read_table, require_columns, text_column
+from ..seeding import rng
+
+__all__ = [
+    "COLUMNS",
+    "OUTCOMES",
+    "TIE_MODES",
+    "exclude_raters",
+    "read_comparisons",
+    "read_rater_ids",
+    "resolve_ties",
+    "validate_comparisons",
+]
+
+COLUMNS = ("item", "attribute", "rater", "first", "second", "outcome")
+OUTCOMES = ("first", "second", "tie")
+TIE_MODES = ("random", "drop", "half")
+_TEXT = ("item", "attribute", "rater", "first", "second")
+
+
+def read_comparisons(path: str | Path) -> pd.DataFrame:
+    """Read and validate a comparisons file (CSV, TSV, JSONL or JSON).
+
+    Raises :class:`~edueval.io.InputError` naming file, line and column for: a missing column, an
+    empty identifier, an ``outcome`` other than first/second/tie, or a row whose ``first`` and
+    ``second`` are the same agent (a reply cannot be compared with itself).
+    """
+    df = read_table(path, text_columns=_TEXT)
+    return validate_comparisons(df)
+
+
+def validate_comparisons(df: pd.DataFrame) -> pd.DataFrame:
+    """Check a comparisons DataFrame and return a clean copy (identifiers as text, outcomes in
+    lower case).  Row positions in error messages follow ``df.attrs`` when the frame came from
+    :func:`edueval.io.read_table`."""
+    if len(df) == 0:
+        raise InputError("no comparisons", file=df.attrs.get("file"))
+    require_columns(df, COLUMNS, what="a comparisons table")
+    out = df.copy()
+    for col in _TEXT:
+        out[col] = text_column(df, col)
+        out[col] = out[col].str.strip()
+    outcome = df["outcome"].astype("string").str.strip().str.lower()
+    bad = ~outcome.isin(OUTCOMES).fillna(False).to_numpy()
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        value = df["outcome"].iloc[pos]
+        shown = "empty" if pd.isna(value) else repr(str(value))
+        raise InputError(
+            f"expected one of first, second, tie; got {shown}"
+            + (f" ({int(bad.sum())} bad rows in all)" if bad.sum() > 1 else ""),
+            file=df.attrs.get("file"),
+            line=line_of(df, pos),
+            column="outcome",
+        )
+    out["outcome"] = outcome.astype(str).to_numpy()
+    same = (out["first"] == out["second"]).to_numpy()
+    if same.any():
+        pos = int(np.flatnonzero(same)[0])
+        raise InputError(
+            f"'first' and 'second' are the same agent {out['first'].iloc[pos]!r}; an agent cannot "
+            "be compared with itself"
+            + (f" ({int(same.sum())} such rows in all)" if same.sum() > 1 else ""),
+            file=df.attrs.get("file"),
+            line=line_of(df, pos),
+            column="second",
+        )
+    out.attrs.update(df.attrs)
+    return out
+
+
+def resolve_ties(
+    df: pd.DataFrame, mode: str = "random", *, seed: int | None = None
+) -> pd.DataFrame:
+    """Add the likelihood weights ``w_first`` / ``w_second`` of each comparison.
+
+    ``random``  each tie becomes a win of ``first`` or of ``second`` by a fair coin flip drawn, in
+                row order, from the run's generator (Tack & Piech 2022, Sec. 3.3);
+    ``drop``    ties are removed;
+    ``half``    a tie counts half a win for each side: its log-likelihood term is
+                ``0.5 log p + 0.5 log(1 - p)`` (a weighted likelihood; the posterior is the one
+                of a model that saw each tie once each way, at half weight).
+    Wins get weight 1 on the winning side and 0 on the other.
+    """
+    if mode not in TIE_MODES:
+        raise InputError(f"--ties must be one of {', '.join(TIE_MODES)}; got {mode!r}")
+    out = df.copy()
+    out.attrs.update(df.attrs)
+    is_first = (out["outcome"] == "first").to_numpy()
+    is_tie = (out["outcome"] == "tie").to_numpy()
+    w1 = is_first.astype(float)
+    w2 = ((~is_first) & (~is_tie)).astype(float)
+    if mode == "random":
+        flips = rng(seed).random(int(is_tie.sum())) < 0.5
+        w1[is_tie] = flips
+        w2[is_tie] = ~flips
+    elif mode == "half":
+        w1[is_tie] = 0.5
+        w2[is_tie] = 0.5
+    out["w_first"] = w1
+    out["w_second"] = w2
+    out["tie"] = is_tie
+    if mode == "drop":
+        out = out[~is_tie]
+    return out
+
+
+def read_rater_ids(path: str | Path) -> list[str]:
+    """Rater ids from a file: YAML (a list, or a mapping whose keys are the ids, like the authors'
+    ``outliers.yaml``) when the name ends in .yaml/.yml, otherwise one id per line (blank lines and
+    ``#`` comments skipped)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", file=path)
+    if path.is_dir():
+        raise InputError("expected a file, found a directory", file=path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=path) from None
+    if path.suffix.lower() in {".yaml", ".yml"}:
+        try:
+            obj = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise InputError(
+                f"not valid YAML ({getattr(exc, 'problem', None) or exc})",
+                file=path,
+                line=mark.line + 1 if mark is not None else None,
+            ) from None
+        if isinstance(obj, dict):
+            ids = [str(k) for k in obj]
+        elif isinstance(obj, list) and all(isinstance(v, str | int) for v in obj):
+            ids = [str(v) for v in obj]
+        elif obj is None:
+            ids = []
+        elif isinstance(obj, str | int):  # plain ids one per line, in a file named .yaml
+            ids = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
+        else:
+            raise InputError(
+                "expected a YAML list of rater ids or a mapping whose keys are rater ids", file=path
+            )
+    else:
+        ids = []
+        for raw in text.splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if line:
+                ids.append(line)
+    ids = [i.strip() for i in ids if i.strip()]
+    if not ids:
+        raise InputError(
+            "names no rater; expected one rater id per line (or a YAML list)", file=path
+        )
+    return list(dict.fromkeys(ids))
+
+
+def exclude_raters(
+    df: pd.DataFrame, ids: Iterable[str], *, source: str | Path | None = None
+) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """Remove the comparisons of the raters ``ids``.
+
+    Returns ``(kept, removed_ids, unknown_ids)``.  Naming nobody who is in the data is an error
+    (most likely the wrong file); naming some unknown ids is allowed (the caller warns).
+    """
+    ids = list(dict.fromkeys(str(i) for i in ids))
+    present = set(df["rater"].unique())
+    removed = [i for i in ids if i in present]
+    unknown = [i for i in ids if i not in present]
+    if ids and not removed:
+        raise InputError(
+            f"none of the {len(ids)} rater id(s) to exclude appear in the data's 'rater' column "
+            f"(first one: {ids[0]!r}); is it the right file?",
+            file=source,
+        )
+    mask = df["rater"].isin(removed).to_numpy()
+    kept = df[~mask]
+    kept.attrs.update(df.attrs)
+    return kept, removed, unknown

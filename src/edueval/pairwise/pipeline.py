@@ -1,0 +1,408 @@
+"""P2 runs: each ``pairwise`` command as a function that reads files, computes and writes a run
+directory (tables, results.json, report.html).  The CLI is a thin layer over these."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from .. import progress as _progress
+from ..io import InputError
+from ..report import Report
+from ..runs import RunDir
+from .bradley_terry import BradleyTerry, BradleyTerryResults
+from .comparisons import TIE_MODES, exclude_raters, read_comparisons, read_rater_ids
+from .figures import alpha_boxplots, difference_forest, order_effects
+from .hierarchical import HierarchicalBradleyTerry, HierarchicalResults
+from .raters import RaterModel
+from .summary import SummaryResults, read_abilities, read_scores, summarize
+from .teacher_test import import_teacher_test
+
+__all__ = [
+    "check_sampler_options",
+    "fit_run",
+    "hierarchical_run",
+    "import_run",
+    "load_comparisons",
+    "raters_run",
+    "sampler_versions",
+    "summarize_run",
+]
+
+Warn = Callable[[str], None] | None
+
+
+def check_sampler_options(chains: int, warmup: int, draws: int, ties: str | None = None) -> None:
+    """Reject impossible sampler settings as bad input (exit 2), before any work."""
+    if chains < 1 or warmup < 1 or draws < 1:
+        raise InputError(
+            f"--chains, --warmup and --draws must be at least 1 (got {chains}, {warmup}, {draws})"
+        )
+    if ties is not None and ties not in TIE_MODES:
+        raise InputError(f"--ties must be one of {', '.join(TIE_MODES)}; got {ties!r}")
+
+
+def load_comparisons(
+    path: Path, exclude_path: Path | None = None, warn: Warn = None
+) -> tuple[pd.DataFrame, list[str]]:
+    """Read a comparisons file and remove the raters listed in ``exclude_path``."""
+    df = read_comparisons(path)
+    removed: list[str] = []
+    if exclude_path is not None:
+        ids = read_rater_ids(exclude_path)
+        df, removed, unknown = exclude_raters(df, ids, source=exclude_path)
+        if unknown and warn:
+            warn(
+                f"{len(unknown)} rater id(s) in {exclude_path} are not in the data: "
+                + ", ".join(unknown[:5])
+                + (" ..." if len(unknown) > 5 else "")
+            )
+        if len(df) == 0:
+            raise InputError("excluding these raters leaves no comparison", file=exclude_path)
+    return df, removed
+
+
+def sampler_versions() -> dict[str, str]:
+    """Versions of the sampling stack (config.json's own list does not track them)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("jax", "jaxlib", "numpyro", "statsmodels"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def _inputs(**paths: Path | None) -> dict[str, Path]:
+    return {k: v for k, v in paths.items() if v is not None}
+
+
+def import_run(out: Path, items_path: Path) -> dict:
+    """``pairwise import-teacher-test``: items.jsonl -> comparisons.csv."""
+    df = import_teacher_test(items_path)
+    run = RunDir(
+        out, command="pairwise import-teacher-test", params={}, inputs={"items": items_path}
+    )
+    run.table("comparisons", df)
+    counts = df.groupby(["attribute", "outcome"]).size().unstack(fill_value=0).reset_index()
+    results = {
+        "n_comparisons": len(df),
+        "n_ties": int((df["outcome"] == "tie").sum()),
+        "n_items": int(df["item"].nunique()),
+        "n_raters": int(df["rater"].nunique()),
+        "attributes": sorted(df["attribute"].unique()),
+        "agents": sorted(set(df["first"]) | set(df["second"])),
+    }
+    rep = Report("AI Teacher Test comparisons", str(items_path))
+    rep.section("Imported").text(
+        f"{results['n_comparisons']} comparisons ({results['n_ties']} ties) of "
+        f"{len(results['agents'])} agents on {results['n_items']} items by {results['n_raters']} "
+        "raters; written to comparisons.csv (item, attribute, rater, first, second, outcome, "
+        "then timing columns)."
+    ).table(counts, "Outcomes per attribute")
+    run.finish(results, rep.render())
+    return results
+
+
+def _fit_report(res: BradleyTerryResults, title: str, subtitle: str) -> Report:
+    rep = Report(title, subtitle)
+    d = res.diagnostics()
+    sec = rep.section("Model and diagnostics")
+    sec.text(
+        "Per group (" + " x ".join(res.design.groups) + "): P(first preferred) = logistic(alpha0 + "
+        "alpha_first - alpha_second), alpha ~ N(0, 1), alpha0 ~ N(0, 1) (Tack & Piech 2022, Eq. 2), "
+        f"all {len(res.groups)} groups sampled together with NUTS (numpyro): {d['chains']} chains x "
+        f"({d['warmup']} warm-up + {d['draws']} draws), {d['chain_method']} chains, "
+        f"{d['sampling_seconds']:.1f} s. Ties: {res.ties}.",
+        f"Max R-hat {d['max_rhat']:.4f}; min ESS {d['min_ess']:.0f}; {d['n_divergent']} divergent "
+        f"transitions; {d['n_rhat_above_1.01']} parameter(s) with R-hat > 1.01.",
+    )
+    for w in res.warnings():
+        sec.text("Warning: " + w)
+    if len(res.skipped):
+        sec.table(res.skipped, "Groups not fitted (fewer comparisons than --min-comparisons)")
+    rep.section("Per agent").table(
+        res.agent_table(),
+        "Mean over groups; % of groups with posterior mean alpha > 0 and with "
+        "the 95% HDI excluding 0",
+        digits=2,
+    )
+    if "attribute" in res.design.groups and "item" in res.design.groups:
+        rep.sections[-1].figure(
+            alpha_boxplots(
+                res.abilities,
+                attributes=sorted(res.abilities["attribute"].unique()),
+                agents=list(res.design.agents),
+            )
+        )
+    g = res.groups
+    excl = g[(g["alpha0_hdi_low"] > 0) | (g["alpha0_hdi_high"] < 0)]
+    rep.section("Order effect").text(
+        f"Mean alpha0 over groups {g['alpha0_mean'].mean():+.3f}; the 95% HDI excludes 0 in "
+        f"{len(excl)} of {len(g)} groups."
+    )
+    rep.section("Abilities per group and agent").table(res.abilities, digits=3)
+    return rep
+
+
+def fit_run(
+    out: Path,
+    data_path: Path,
+    *,
+    ties: str = "random",
+    exclude_path: Path | None = None,
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    seed: int = 1,
+    min_comparisons: int = 3,
+    warn: Warn = None,
+) -> dict:
+    """``pairwise fit``: per (item, attribute) Bayesian Bradley-Terry, all sampled together."""
+    check_sampler_options(chains, warmup, draws, ties)
+    if min_comparisons < 1:
+        raise InputError("--min-comparisons must be at least 1")
+    df, removed = load_comparisons(data_path, exclude_path, warn)
+    model = BradleyTerry(df, ties=ties, seed=seed, min_comparisons=min_comparisons)
+    if len(model.skipped) and warn:
+        names = [f"{r.item}/{r.attribute} ({r.n_comparisons})" for r in model.skipped.itertuples()]
+        warn(
+            f"{len(names)} item x attribute group(s) with fewer than {min_comparisons} comparisons "
+            "not fitted (--min-comparisons): "
+            + ", ".join(names[:5])
+            + (" ..." if len(names) > 5 else "")
+        )
+    run = RunDir(
+        out,
+        command="pairwise fit",
+        params={
+            "ties": ties,
+            "chains": chains,
+            "warmup": warmup,
+            "draws": draws,
+            "min_comparisons": min_comparisons,
+            "excluded_raters": removed,
+            "sampler_versions": sampler_versions(),
+        },
+        seed=seed,
+        inputs=_inputs(data=data_path, exclude_raters=exclude_path),
+    )
+    res = model.fit(chains=chains, warmup=warmup, draws=draws, progress=_progress.enabled())
+    if warn:
+        for w in res.warnings():
+            warn(w)
+    run.table("abilities", res.abilities)
+    run.table("groups", res.groups)
+    run.table("agents", res.agent_table())
+    if len(res.skipped):
+        run.table("skipped", res.skipped)
+    results = {
+        "n_groups": len(res.groups),
+        "n_comparisons": int(res.groups["n_comparisons"].sum()),
+        "n_excluded_raters": len(removed),
+        "n_skipped_groups": len(res.skipped),
+        **res.diagnostics(),
+        "agents": res.agent_table(),
+    }
+    rep = _fit_report(res, "Bayesian Bradley-Terry fit", f"{data_path}, ties: {ties}, seed {seed}")
+    run.finish(results, rep.render())
+    return results
+
+
+def raters_run(
+    out: Path,
+    data_path: Path,
+    *,
+    per: str = "attribute",
+    ties: str = "drop",
+    compare_path: Path | None = None,
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    seed: int = 1,
+    warn: Warn = None,
+) -> dict:
+    """``pairwise raters``: per-rater order effect, flags, overlap with a reference list."""
+    check_sampler_options(chains, warmup, draws, ties)
+    if per not in ("attribute", "rater"):
+        raise InputError(f"--per must be 'attribute' or 'rater'; got {per!r}")
+    df, _ = load_comparisons(data_path)
+    reference = read_rater_ids(compare_path) if compare_path is not None else None
+    if reference is not None and not set(reference) & set(df["rater"]):
+        raise InputError(
+            f"none of the {len(reference)} rater id(s) appear in the data's 'rater' column "
+            f"(first one: {reference[0]!r}); is it the right file?",
+            file=compare_path,
+        )
+    run = RunDir(
+        out,
+        command="pairwise raters",
+        params={
+            "per": per,
+            "ties": ties,
+            "chains": chains,
+            "warmup": warmup,
+            "draws": draws,
+            "sampler_versions": sampler_versions(),
+        },
+        seed=seed,
+        inputs=_inputs(data=data_path, compare=compare_path),
+    )
+    res = RaterModel(df, per=per, ties=ties, seed=seed).fit(
+        chains=chains, warmup=warmup, draws=draws, progress=_progress.enabled()
+    )
+    if warn:
+        for w in res.fit.warnings():
+            warn(w)
+    run.table("raters", res.raters)
+    run.table("groups", res.groups)
+    results: dict = {
+        "n_raters": len(res.raters),
+        "n_flagged": len(res.flagged),
+        "flagged": res.flagged,
+        **res.fit.diagnostics(),
+    }
+    rep = Report("Rater order effects", f"{data_path}, per {per}, ties: {ties}, seed {seed}")
+    sec = rep.section("Model")
+    sec.text(
+        "Per rater" + (" and attribute" if per == "attribute" else "") + ": P(first preferred) = "
+        "logistic(alpha0 + alpha_first - alpha_second) with agent-level abilities (over all items "
+        "the rater judged) as nuisance parameters, alpha ~ N(0, 1), alpha0 ~ N(0, 1). A rater is "
+        "flagged when the 95% HDI of alpha0 excludes 0 in at least one of their models "
+        "(Tack & Piech 2022, Sec. 3.3).",
+        f"{len(res.flagged)} of {len(res.raters)} raters flagged.",
+    )
+    if reference is not None:
+        ov = res.overlap(reference)
+        results["overlap"] = ov
+        rep.section("Overlap with the reference list").text(
+            f"{compare_path}: {ov['n_reference']} rater(s), {ov['n_reference_in_data']} in the "
+            f"data; flagged by both: {ov['n_both']}; only in the reference: "
+            f"{', '.join(ov['reference_only']) or 'none'}; flagged here only: "
+            f"{', '.join(ov['flagged_only']) or 'none'}."
+        )
+    rep.section("Most extreme order effects").figure(
+        order_effects(res.groups, title="alpha0 per rater model (flagged in red)")
+    ).table(res.raters.sort_values("alpha0_mean", key=abs, ascending=False), digits=3)
+    run.finish(results, rep.render())
+    return results
+
+
+def _summary_report(res: SummaryResults, title: str, subtitle: str) -> Report:
+    rep = Report(title, subtitle)
+    rep.section("One-way ANOVA across agents").table(res.anova, digits=4)
+    rep.section("Tukey HSD").table(res.tukey, "a - b with 95% family-wise CI", digits=3)
+    rep.section("Table 3").table(res.table3, digits=1)
+    if res.correlation is not None:
+        rep.section("Correlation with the external score").table(res.correlation, digits=3)
+    return rep
+
+
+def summarize_run(
+    out: Path,
+    abilities_path: Path,
+    *,
+    scores_path: Path | None = None,
+    score_column: str = "score",
+    agent_order: list[str] | None = None,
+) -> dict:
+    """``pairwise summarize``: ANOVA, Tukey HSD, Table 3, optional correlation."""
+    ab = read_abilities(abilities_path)
+    scores = read_scores(scores_path, score_column) if scores_path is not None else None
+    res = summarize(
+        ab,
+        scores=scores,
+        score_column=score_column if scores is not None else None,
+        agent_order=agent_order,
+    )
+    src = abilities_path / "abilities.csv" if Path(abilities_path).is_dir() else abilities_path
+    run = RunDir(
+        out,
+        command="pairwise summarize",
+        params={
+            "score_column": score_column if scores is not None else None,
+            "agent_order": agent_order,
+        },
+        inputs=_inputs(abilities=src, scores=scores_path),
+    )
+    run.table("anova", res.anova)
+    run.table("tukey", res.tukey)
+    run.table("table3", res.table3)
+    if res.correlation is not None:
+        run.table("correlation", res.correlation)
+    results = {"anova": res.anova, "tukey": res.tukey, "table3": res.table3}
+    if res.correlation is not None:
+        results["correlation"] = res.correlation
+    run.finish(results, _summary_report(res, "Per-item abilities across agents", str(src)).render())
+    return results
+
+
+def hierarchical_report_section(rep: Report, res: HierarchicalResults, title: str) -> None:
+    d = res.diagnostics()
+    rows = res.differences.assign(
+        label=lambda t: t["attribute"].str[:22] + ": " + t["agent_a"] + " - " + t["agent_b"],
+        estimate=lambda t: t["diff_mean"],
+        low=lambda t: t["diff_hdi_low"],
+        high=lambda t: t["diff_hdi_high"],
+        source="hierarchical (95% HDI)",
+    )
+    rep.section(title).text(
+        "alpha_{item,agent} = mu_agent + sigma * u_{item,agent}, u ~ N(0,1), mu ~ N(0,1), "
+        "sigma ~ HalfNormal(1), per attribute; agent differences mu_a - mu_b with 95% HDI and "
+        f"P(a > b). Max R-hat {d['max_rhat']:.4f}, min ESS {d['min_ess']:.0f}, "
+        f"{d['n_divergent']} divergences, {d['sampling_seconds']:.1f} s."
+    ).table(res.differences, digits=3).table(res.sigma, "Item-level s.d.", digits=3).figure(
+        difference_forest(rows, title="Agent differences (hierarchical model)")
+    )
+
+
+def hierarchical_run(
+    out: Path,
+    data_path: Path,
+    *,
+    ties: str = "random",
+    exclude_path: Path | None = None,
+    agent_order: list[str] | None = None,
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    seed: int = 1,
+    warn: Warn = None,
+) -> dict:
+    """``pairwise hierarchical``: pooled model with agent differences and credible intervals."""
+    check_sampler_options(chains, warmup, draws, ties)
+    df, removed = load_comparisons(data_path, exclude_path, warn)
+    run = RunDir(
+        out,
+        command="pairwise hierarchical",
+        params={
+            "ties": ties,
+            "chains": chains,
+            "warmup": warmup,
+            "draws": draws,
+            "agent_order": agent_order,
+            "excluded_raters": removed,
+            "sampler_versions": sampler_versions(),
+        },
+        seed=seed,
+        inputs=_inputs(data=data_path, exclude_raters=exclude_path),
+    )
+    res = HierarchicalBradleyTerry(df, ties=ties, seed=seed, agent_order=agent_order).fit(
+        chains=chains, warmup=warmup, draws=draws, progress=_progress.enabled()
+    )
+    if warn:
+        for w in res.warnings():
+            warn(w)
+    run.table("differences", res.differences)
+    run.table("agents", res.agents)
+    run.table("sigma", res.sigma)
+    run.table("items", res.items)
+    rep = Report("Hierarchical Bradley-Terry", f"{data_path}, ties: {ties}, seed {seed}")
+    hierarchical_report_section(rep, res, "Agent differences")
+    results = {"differences": res.differences, "sigma": res.sigma, **res.diagnostics()}
+    run.finish(results, rep.render())
+    return results

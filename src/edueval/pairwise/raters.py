@@ -1,0 +1,182 @@
+"""Rater quality: does a rater favour the first (or the second) position whatever is shown?
+
+Tack & Piech (2022, Sec. 3.3, "Outlier Detection") turn the Bradley-Terry model around: instead of
+abilities per item they fit, per rater, abilities of the *agents* over all the items that rater
+judged, with the order intercept ``alpha0``, and exclude raters whose 95% credible interval for
+``alpha0`` lies above 0 (biased towards option A) or below 0 (towards option B).
+
+Model choice (documented, because the paper leaves it open): per group ``g`` -- one rater, or one
+rater x attribute with ``per="attribute"`` (the default) --
+
+    P(first preferred) = logistic(alpha0_g + alpha_{g,first} - alpha_{g,second}),
+    alpha_{g,agent} ~ N(0, 1),  alpha0_g ~ N(0, 1),
+
+i.e. the agents' abilities are the nuisance parameters, shared by all items the rater judged
+(agent-level, not item-level, abilities: a rater sees each item once, so item-level abilities per
+rater would not be identified).  A rater is flagged when the HDI of ``alpha0`` excludes 0 in at
+least one of their groups; with ``per="attribute"`` the number of flagged attributes is reported
+too (the authors' ``outliers.yaml`` maps each excluded rater to such a count).  All raters are
+sampled together, as in :mod:`.bradley_terry`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .bradley_terry import BradleyTerry, BradleyTerryResults
+
+__all__ = ["RaterModel", "RaterResults"]
+
+
+@dataclass
+class RaterResults:
+    """Per-rater order effects and flags.
+
+    Attributes
+    ----------
+    raters : one row per rater: comparisons, ties, share of ``first`` among decided judgements,
+        ``alpha0`` mean and HDI (of the pooled model, or the most extreme attribute),
+        ``n_flagged`` groups and ``flagged``.
+    groups : the fitted groups (rater, or rater x attribute) with their ``alpha0`` summaries.
+    fit : the underlying :class:`BradleyTerryResults`.
+    """
+
+    raters: pd.DataFrame
+    groups: pd.DataFrame
+    fit: BradleyTerryResults
+    per: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def flagged(self) -> list[str]:
+        return self.raters.loc[self.raters["flagged"], "rater"].tolist()
+
+    def overlap(self, reference: Iterable[str]) -> dict[str, Any]:
+        """Compare the flagged raters with a reference list (e.g. the authors' outliers.yaml)."""
+        ref = list(dict.fromkeys(str(r) for r in reference))
+        known = set(self.raters["rater"])
+        flagged = set(self.flagged)
+        in_data = [r for r in ref if r in known]
+        both = [r for r in in_data if r in flagged]
+        return {
+            "n_reference": len(ref),
+            "n_reference_in_data": len(in_data),
+            "n_flagged": len(flagged),
+            "n_both": len(both),
+            "both": both,
+            "reference_only": [r for r in in_data if r not in flagged],
+            "flagged_only": sorted(flagged - set(ref)),
+            "not_in_data": [r for r in ref if r not in known],
+        }
+
+    def summary(self) -> str:
+        d = self.fit.diagnostics()
+        top = self.raters.sort_values("alpha0_mean", key=np.abs, ascending=False).head(10)
+        cols = [
+            "rater",
+            "n_comparisons",
+            "pct_first",
+            "alpha0_mean",
+            "alpha0_hdi_low",
+            "alpha0_hdi_high",
+            "n_flagged",
+            "flagged",
+        ]
+        lines = [
+            f"Rater order effects (Bradley-Terry per rater{' x attribute' if self.per == 'attribute' else ''})",
+            "=" * 72,
+            f"raters: {len(self.raters)}   flagged (95% HDI of alpha0 excludes 0): "
+            f"{len(self.flagged)}",
+            f"max R-hat {d['max_rhat']:.4f}   min ESS {d['min_ess']:.0f}   "
+            f"divergences {d['n_divergent']}",
+            "-" * 72,
+            "most extreme order effects:",
+            top[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"),
+        ]
+        lines += [f"warning: {w}" for w in self.fit.warnings()]
+        return "\n".join(lines)
+
+
+class RaterModel:
+    """Per-rater order-effect model (see module docstring).
+
+    Parameters
+    ----------
+    comparisons : the comparisons table (all raters: do not exclude the ones you want to test).
+    per : ``"attribute"`` (one model per rater x attribute, default) or ``"rater"`` (one model per
+        rater over all attributes).
+    ties, seed : as in :class:`~edueval.pairwise.bradley_terry.BradleyTerry`.
+    """
+
+    def __init__(
+        self,
+        comparisons: pd.DataFrame,
+        *,
+        per: str = "attribute",
+        ties: str = "random",
+        seed: int | None = None,
+    ) -> None:
+        if per not in ("attribute", "rater"):
+            raise ValueError("per must be 'attribute' or 'rater'")
+        self.per = per
+        self.groups = ("rater", "attribute") if per == "attribute" else ("rater",)
+        self.model = BradleyTerry(comparisons, groups=self.groups, ties=ties, seed=seed)
+        self.ties = ties
+        self.seed = seed
+
+    def fit(
+        self, *, chains: int = 4, warmup: int = 1000, draws: int = 1000, progress: bool = False
+    ) -> RaterResults:
+        res = self.model.fit(chains=chains, warmup=warmup, draws=draws, progress=progress)
+        gr = res.groups.copy()
+        gr["flagged"] = (gr["alpha0_hdi_low"] > 0) | (gr["alpha0_hdi_high"] < 0)
+        data = self.model.data
+        decided = data[data["outcome"] != "tie"] if "outcome" in data.columns else data
+        per_rater = pd.DataFrame(
+            {
+                "n_comparisons": data.groupby("rater").size(),
+                "pct_first": 100 * decided.groupby("rater")["w_first"].mean(),
+            }
+        )
+        # the most extreme group of each rater represents it
+        extreme = gr.loc[gr.groupby("rater")["alpha0_mean"].apply(lambda s: s.abs().idxmax())]
+        agg = gr.groupby("rater").agg(
+            n_ties=("n_ties", "sum"), n_groups=("flagged", "size"), n_flagged=("flagged", "sum")
+        )
+        raters = (
+            extreme.set_index("rater")[
+                ["alpha0_mean", "alpha0_sd", "alpha0_hdi_low", "alpha0_hdi_high", "alpha0_rhat"]
+            ]
+            .join(agg)
+            .join(per_rater)
+            .reset_index()
+        )
+        raters["flagged"] = raters["n_flagged"] > 0
+        raters = raters[
+            [
+                "rater",
+                "n_comparisons",
+                "n_ties",
+                "pct_first",
+                "alpha0_mean",
+                "alpha0_sd",
+                "alpha0_hdi_low",
+                "alpha0_hdi_high",
+                "alpha0_rhat",
+                "n_groups",
+                "n_flagged",
+                "flagged",
+            ]
+        ].sort_values("rater", ignore_index=True)
+        return RaterResults(
+            raters=raters,
+            groups=gr,
+            fit=res,
+            per=self.per,
+            params={"per": self.per, "ties": self.ties, "seed": self.seed, **res.params},
+        )

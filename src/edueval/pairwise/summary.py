@@ -1,0 +1,249 @@
+"""Across-item analyses of per-item abilities (Tack & Piech 2022, Sec. 4.2, Tables 2 and 3).
+
+Per attribute, from the per-(item, agent) posterior means of alpha:
+
+* a one-way ANOVA across agents (``scipy.stats.f_oneway``), with a Shapiro-Wilk test of the
+  residuals (the paper's footnote 4);
+* Tukey's HSD for every pair of agents (``statsmodels.stats.multicomp.pairwise_tukeyhsd``) with 95%
+  family-wise confidence intervals and adjusted p-values, written as ``a - b``;
+* Table 3: per agent, the percentage of items whose posterior mean alpha is > 0 and the percentage
+  whose 95% HDI excludes 0 (either side);
+* optionally, the Pearson correlation (r, t, df, p, 95% CI) of alpha with an external per-reply
+  score (the paper correlates with predicted conversational uptake, Table 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..io import InputError, numeric_column, read_table, require_columns, text_column
+
+__all__ = ["SummaryResults", "read_abilities", "read_scores", "summarize"]
+
+ABILITY_COLUMNS = ("item", "attribute", "agent", "alpha_mean", "alpha_hdi_low", "alpha_hdi_high")
+
+
+def read_abilities(path: str | Path) -> pd.DataFrame:
+    """Read ``abilities.csv`` of a ``pairwise fit`` run (or the run directory itself)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "abilities.csv"
+        if not path.exists():
+            raise InputError(
+                "no abilities.csv in this folder; expected the run directory of 'pairwise fit'",
+                file=path.parent,
+            )
+    df = read_table(path, text_columns=("item", "attribute", "agent"))
+    require_columns(df, ABILITY_COLUMNS, what="the abilities table of 'pairwise fit'")
+    for c in ("item", "attribute", "agent"):
+        text_column(df, c)
+    for c in ABILITY_COLUMNS[3:]:
+        df[c] = numeric_column(df, c)
+    return df
+
+
+def read_scores(path: str | Path, column: str) -> pd.DataFrame:
+    """Read an external per-reply score file: ``item, agent, <column>`` (and optionally
+    ``attribute``, to give a different score per attribute)."""
+    df = read_table(path, text_columns=("item", "agent", "attribute"))
+    require_columns(df, ["item", "agent", column], what="per-reply scores")
+    text_column(df, "item")
+    text_column(df, "agent")
+    df[column] = numeric_column(df, column)
+    keys = ["item", "agent"] + (["attribute"] if "attribute" in df.columns else [])
+    dup = df.duplicated(keys).to_numpy()
+    if dup.any():
+        pos = int(np.flatnonzero(dup)[0])
+        raise InputError(
+            f"duplicate score for ({', '.join(str(df[k].iloc[pos]) for k in keys)})",
+            file=str(path),
+            line=int(df.index[pos]) if df.attrs.get("index_is_line") else None,
+        )
+    return df
+
+
+@dataclass
+class SummaryResults:
+    """ANOVA, Tukey HSD, Table 3 and (optionally) correlations, per attribute."""
+
+    anova: pd.DataFrame
+    tukey: pd.DataFrame
+    table3: pd.DataFrame
+    correlation: pd.DataFrame | None = None
+
+    def summary(self) -> str:
+        f = lambda v: f"{v:.3f}"  # noqa: E731
+        parts = [
+            "Per-attribute analysis of per-item abilities",
+            "=" * 72,
+            "One-way ANOVA of per-item alpha means across agents:",
+            self.anova.to_string(index=False, float_format=f),
+            "",
+            "Tukey HSD (a - b, 95% family-wise CI):",
+            self.tukey.to_string(index=False, float_format=f),
+            "",
+            "Table 3 (% of items):",
+            self.table3.to_string(index=False, float_format=lambda v: f"{v:.1f}"),
+        ]
+        if self.correlation is not None:
+            parts += ["", "Pearson correlation with the external score:"]
+            parts.append(self.correlation.to_string(index=False, float_format=f))
+        return "\n".join(parts)
+
+
+def _agent_order(agents: Sequence[str], order: Sequence[str] | None) -> list[str]:
+    agents = list(agents)
+    if not order:
+        return sorted(agents)
+    head = [a for a in order if a in agents]
+    return head + sorted(a for a in agents if a not in head)
+
+
+def summarize(
+    abilities: pd.DataFrame,
+    *,
+    scores: pd.DataFrame | None = None,
+    score_column: str | None = None,
+    agent_order: Sequence[str] | None = None,
+    attribute_order: Sequence[str] | None = None,
+) -> SummaryResults:
+    """ANOVA, Tukey HSD and Table 3 per attribute (and correlations with ``scores``)."""
+    from statsmodels.stats.multicomp import pairwise_tukeyhsd
+
+    ab = abilities.copy()
+    ab["attribute"] = ab["attribute"].astype(str)
+    ab["agent"] = ab["agent"].astype(str)
+    attrs = list(dict.fromkeys(attribute_order or [])) + sorted(
+        set(ab["attribute"]) - set(attribute_order or [])
+    )
+    attrs = [a for a in attrs if a in set(ab["attribute"])]
+    anova_rows, tukey_rows, t3_rows, corr_rows = [], [], [], []
+    for attr in attrs:
+        sub = ab[ab["attribute"] == attr]
+        agents = _agent_order(sub["agent"].unique(), agent_order)
+        groups = [sub.loc[sub["agent"] == a, "alpha_mean"].to_numpy(float) for a in agents]
+        for a in agents:
+            s = sub[sub["agent"] == a]
+            excl = (s["alpha_hdi_low"] > 0) | (s["alpha_hdi_high"] < 0)
+            t3_rows.append(
+                {
+                    "attribute": attr,
+                    "agent": a,
+                    "n_items": len(s),
+                    "mean_alpha": float(s["alpha_mean"].mean()),
+                    "pct_alpha_positive": 100.0 * float((s["alpha_mean"] > 0).mean()),
+                    "pct_hdi_excludes_0": 100.0 * float(excl.mean()),
+                    "pct_hdi_above_0": 100.0 * float((s["alpha_hdi_low"] > 0).mean()),
+                    "pct_hdi_below_0": 100.0 * float((s["alpha_hdi_high"] < 0).mean()),
+                }
+            )
+        usable = [g for g in groups if len(g) > 0]
+        n_total = sum(len(g) for g in usable)
+        if len(usable) >= 2 and n_total > len(usable) and all(len(g) >= 2 for g in usable):
+            F, p = stats.f_oneway(*usable)
+            resid = np.concatenate([g - g.mean() for g in usable])
+            sw = stats.shapiro(resid) if len(resid) >= 3 else (np.nan, np.nan)
+            anova_rows.append(
+                {
+                    "attribute": attr,
+                    "F": float(F),
+                    "df_between": len(usable) - 1,
+                    "df_within": n_total - len(usable),
+                    "p": float(p),
+                    "shapiro_W": float(sw[0]),
+                    "shapiro_p": float(sw[1]),
+                }
+            )
+            tk = pairwise_tukeyhsd(
+                sub["alpha_mean"].to_numpy(float), sub["agent"].to_numpy(str), alpha=0.05
+            )
+            names = list(tk.groupsunique)
+            # statsmodels reports group2 - group1 for each pair (group1 < group2 in sorted order)
+            lookup = {}
+            for (g1, g2), md, ci, pv, rej in zip(
+                combinations(range(len(names)), 2),
+                tk.meandiffs,
+                tk.confint,
+                tk.pvalues,
+                tk.reject,
+                strict=True,
+            ):
+                lookup[(names[g2], names[g1])] = (md, ci[0], ci[1], pv, rej)
+                lookup[(names[g1], names[g2])] = (-md, -ci[1], -ci[0], pv, rej)
+            for a, b in combinations(agents, 2):
+                md, lo, hi, pv, rej = lookup[(a, b)]
+                tukey_rows.append(
+                    {
+                        "attribute": attr,
+                        "agent_a": a,
+                        "agent_b": b,
+                        "diff": float(md),
+                        "ci_low": float(lo),
+                        "ci_high": float(hi),
+                        "p_adj": float(pv),
+                        "reject_at_0.05": bool(rej),
+                    }
+                )
+        if scores is not None and score_column is not None:
+            keys = ["item", "agent"] + (["attribute"] if "attribute" in scores.columns else [])
+            sc = (
+                scores if "attribute" not in scores.columns else scores[scores["attribute"] == attr]
+            )
+            merged = sub.merge(sc[[*keys, score_column]], on=keys, how="inner")
+            n = len(merged)
+            row = {
+                "attribute": attr,
+                "n": n,
+                "r": np.nan,
+                "t": np.nan,
+                "df": n - 2,
+                "p": np.nan,
+                "r_ci_low": np.nan,
+                "r_ci_high": np.nan,
+            }
+            if n >= 3 and merged["alpha_mean"].std() > 0 and merged[score_column].std() > 0:
+                pr = stats.pearsonr(merged["alpha_mean"], merged[score_column])
+                r = float(pr.statistic)
+                ci = pr.confidence_interval(0.95)
+                row.update(
+                    r=r,
+                    t=r * np.sqrt((n - 2) / (1 - r * r)) if abs(r) < 1 else np.inf,
+                    p=float(pr.pvalue),
+                    r_ci_low=float(ci.low),
+                    r_ci_high=float(ci.high),
+                )
+            corr_rows.append(row)
+    if scores is not None and score_column is not None and all(r["n"] == 0 for r in corr_rows):
+        raise InputError(
+            "no (item, agent) of the scores file matches the abilities; check the item and agent "
+            "names",
+            file=scores.attrs.get("file"),
+        )
+    return SummaryResults(
+        anova=pd.DataFrame(
+            anova_rows,
+            columns=["attribute", "F", "df_between", "df_within", "p", "shapiro_W", "shapiro_p"],
+        ),
+        tukey=pd.DataFrame(
+            tukey_rows,
+            columns=[
+                "attribute",
+                "agent_a",
+                "agent_b",
+                "diff",
+                "ci_low",
+                "ci_high",
+                "p_adj",
+                "reject_at_0.05",
+            ],
+        ),
+        table3=pd.DataFrame(t3_rows),
+        correlation=pd.DataFrame(corr_rows) if corr_rows else None,
+    )
