@@ -15,10 +15,13 @@ from .. import __version__
 from ..io import InputError
 from ..models.errors import ModelError
 from . import demo as demo_cmd
+from . import items as items_cmd
 from . import kt, malalgo
 from . import models as models_cmd
 from . import pairwise as pairwise_cmd
+from . import qgsms as qgsms_cmd
 from . import pairwise as pairwise_cmd
+from . import qgsms as qgsms_cmd
 
 app = typer.Typer(
     name="edueval",
@@ -29,10 +32,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(kt.app, name="kt")
+app.add_typer(items_cmd.app, name="items")
 app.add_typer(malalgo.app, name="malalgo")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(pairwise_cmd.app, name="pairwise")
+app.add_typer(qgsms_cmd.app, name="qgsms")
 app.add_typer(pairwise_cmd.app, name="pairwise")
+app.add_typer(qgsms_cmd.app, name="qgsms")
 app.command("demo")(demo_cmd.demo)
 
 

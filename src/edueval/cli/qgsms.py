@@ -1,0 +1,98 @@
+"""``edueval qgsms``: judge question pairs with QG-SMS and its baselines; score the judgements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import OutOption, SeedOption, done, out_dir, say
+from .models import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    MaxConnectionsOption,
+    ModelOption,
+    NoCacheOption,
+    TimeoutOption,
+    open_model,
+)
+
+app = typer.Typer(
+    help="Question evaluation with simulated students (QG-SMS) and its baselines.",
+    no_args_is_help=True,
+)
+
+
+def _line(res: dict) -> str:
+    parts = []
+    for m, dims in res["accuracy"].items():
+        a = dims.get("all", {})
+        parts.append(f"{m} AA {a.get('AA', float('nan')):.3f} CA {a.get('CA', float('nan')):.3f}")
+    return "; ".join(parts)
+
+
+@app.command()
+def run(
+    pairs: Annotated[Path, typer.Argument(help="pairs.csv from `items pairs`.")],
+    items: Annotated[
+        Path,
+        typer.Argument(
+            help="items.jsonl (item, text, choices, answer, material, topic, material_text)."
+        ),
+    ],  # fmt: skip
+    method: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--method",
+            help="qg-sms, vanilla, cot, metrics, reference, swap, "
+            "chateval, direct (repeatable; default vanilla and qg-sms).",
+        ),
+    ] = None,  # fmt: skip
+    model: ModelOption = None,
+    profiles: Annotated[int, typer.Option(help="Student profiles per material (>= 10).")] = 10,
+    personas: Annotated[int, typer.Option(help="ChatEval personas (1-3).", min=1, max=3)] = 3,
+    rounds: Annotated[int, typer.Option(help="ChatEval discussion rounds.", min=1)] = 2,
+    retries: Annotated[int, typer.Option(help="Retries of a malformed step output.")] = 2,
+    repeats: Annotated[int, typer.Option(help="Profile robustness: repeat steps 1-2 R times.")] = 1,
+    limit: Annotated[int | None, typer.Option(help="First N pairs per dimension.")] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
+    max_connections: MaxConnectionsOption = 8,
+    timeout: TimeoutOption = 120.0,
+    no_cache: NoCacheOption = False,
+    seed: SeedOption = 0,
+    out: OutOption = None,
+) -> None:
+    """Judge every pair in both orders; AA, CA, binomial tests, accuracy vs alpha, cost."""
+    from ..models import default_model_spec
+    from ..qgsms import MethodConfig, run_qgsms
+
+    spec = model or default_model_spec()
+    path = out_dir(out, "qgsms-run")
+
+    def opener(log_path):
+        return open_model(spec, base_url=base_url, api_key_env=api_key_env,
+                          max_connections=max_connections, timeout=timeout, no_cache=no_cache,
+                          log_path=log_path)  # fmt: skip
+
+    cfg = MethodConfig(n_profiles=profiles, personas=personas, rounds=rounds)
+    res = run_qgsms(path, pairs, items, methods=method or ["vanilla", "qg-sms"],
+                    open_model=opener, model_name=spec, cfg=cfg, retries=retries,
+                    repeats=repeats, limit=limit, seed=seed, log=say)  # fmt: skip
+    say(_line(res))
+    done(path)
+
+
+@app.command()
+def score(
+    judgements: Annotated[list[Path], typer.Argument(help="judgements.csv of one or more runs.")],
+    out: OutOption = None,
+) -> None:
+    """Recompute AA/CA, binomial tests and accuracy vs alpha from judgements.csv files."""
+    from ..qgsms import score_run
+
+    path = out_dir(out, "qgsms-score")
+    res = score_run(path, judgements)
+    say(_line(res))
+    done(path)

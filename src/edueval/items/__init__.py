@@ -1,0 +1,38 @@
+"""P4 -- classical test-item analysis and the QG-SMS pair construction (Nguyen et al.).
+
+Python API (mirrors ``edueval items ...``)::
+
+    from edueval.items import (
+        load_item_data, read_qgsms_questions, analyze_items, make_pairs,
+        ClassroomConfig, simulate_classroom,
+    )
+
+    data = load_item_data("responses.csv", "items.jsonl")   # or read_qgsms_questions("qs.json")
+    res = analyze_items(data)          # res.items: DF, DC, DC_rest, DC_ul, DE, nonfunctional
+    pairs = make_pairs(res.items, alpha={"DF": 0.15}, seed=1)
+    room = simulate_classroom(ClassroomConfig(n_students=60, seed=1))   # offline ground truth
+"""
+
+from .analysis import ItemAnalysis, analyze_items, pearson
+from .data import ItemData, load_item_data, read_items, read_qgsms_questions, read_responses
+from .pairs import DEFAULT_ALPHA, DIMENSIONS, REQUIREMENTS, make_pairs, parse_alpha
+from .simulate import Classroom, ClassroomConfig, simulate_classroom
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DIMENSIONS",
+    "REQUIREMENTS",
+    "Classroom",
+    "ClassroomConfig",
+    "ItemAnalysis",
+    "ItemData",
+    "analyze_items",
+    "load_item_data",
+    "make_pairs",
+    "parse_alpha",
+    "pearson",
+    "read_items",
+    "read_qgsms_questions",
+    "read_responses",
+    "simulate_classroom",
+]

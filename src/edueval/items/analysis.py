@@ -1,0 +1,163 @@
+"""Classical test-item analysis: difficulty, discrimination, distractor efficiency.
+
+Definitions (Nguyen et al., QG-SMS, §2.1; Mahjabeen et al. 2017 for DE). For an item, ``S`` is the
+set of students who answered it, ``x_s`` ∈ {0, 1} their score on it and ``t_s`` their total score
+(number correct over every item they answered).
+
+* **DF** (difficulty index) = Σ x_s / |S|, the proportion correct (higher = easier).
+* **DC** (discrimination, as the paper) = Pearson r(x, t) over ``S`` (item–total correlation).
+* **DC_rest** = Pearson r(x, t − x), the corrected item–rest correlation (the item does not
+  correlate with itself).
+* **DC_ul** = the upper/lower 27% index: proportion correct among the ``k`` students with the
+  highest totals minus that among the ``k`` lowest, ``k = max(1, round(0.27 |S|))`` (at most
+  ``|S| // 2``); ties in the total are broken by student id, so the result is deterministic.
+* **p(o)** = |{s : s chose distractor o}| / |S|, the selection rate of each distractor.
+* **DE** (distractor efficiency) = number of distractors with p(o) ≥ 5%; the others are
+  *non-functional*. Compared as integers (100·count ≥ 5·|S|), so a rate of exactly 5% counts.
+
+A correlation with a constant variable (everyone right, or everyone with the same total) is
+undefined and reported as NaN, as are DE and the distractor rates when only ``correct`` is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .data import ItemData
+
+__all__ = ["ItemAnalysis", "analyze_items", "pearson"]
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson correlation; NaN when either variable is constant or fewer than 2 values."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.size < 2:
+        return float("nan")
+    dx = x - x.mean()
+    dy = y - y.mean()
+    sxx = float(dx @ dx)
+    syy = float(dy @ dy)
+    if sxx <= 0.0 or syy <= 0.0:
+        return float("nan")
+    return float((dx @ dy) / np.sqrt(sxx * syy))
+
+
+def _upper_lower(x: np.ndarray, total: np.ndarray, ids: np.ndarray, fraction: float) -> float:
+    n = x.size
+    if n < 2:
+        return float("nan")
+    k = min(max(1, int(round(fraction * n))), n // 2)
+    order = np.lexsort((ids, -total))  # highest total first, ties by student id
+    upper = x[order[:k]].mean()
+    lower = x[order[::-1][:k]].mean()
+    return float(upper - lower)
+
+
+@dataclass
+class ItemAnalysis:
+    """Results of :func:`analyze_items`.
+
+    ``items``: one row per item -- ``item, material, topic, n, n_correct, DF, DC, DC_rest,
+    DC_ul, n_distractors, DE, nonfunctional`` (labels, ``;``-separated). ``distractors``: one row per
+    item and option -- ``item, option, is_key, n_chosen, rate, functional`` (``functional`` only for
+    distractors). ``students``: ``student, n_answered, total``.
+    """
+
+    items: pd.DataFrame
+    distractors: pd.DataFrame
+    students: pd.DataFrame
+    threshold: float
+    group_fraction: float
+
+    def summary(self) -> str:
+        t = self.items
+        lines = [
+            f"{len(t)} items, {len(self.students)} students, {int(t['n'].sum())} responses",
+            f"DF mean {t['DF'].mean():.3f} (range {t['DF'].min():.3f}-{t['DF'].max():.3f})",
+            f"DC mean {t['DC'].mean():.3f}; DC_rest mean {t['DC_rest'].mean():.3f}; "
+            f"DC_ul mean {t['DC_ul'].mean():.3f}",
+        ]
+        if t["DE"].notna().any():
+            lines.append(
+                f"DE mean {t['DE'].mean():.2f}; non-functional distractors "
+                f"{int((self.distractors['functional'] == False).sum())}"  # noqa: E712
+            )
+        return "\n".join(lines)
+
+
+def analyze_items(
+    data: ItemData, *, threshold: float = 0.05, group_fraction: float = 0.27
+) -> ItemAnalysis:
+    """Item statistics for every item of ``data`` (see the module docstring)."""
+    resp = data.responses
+    items = data.items
+    totals = resp.groupby("student", sort=True)["correct"].agg(["size", "sum"])
+    total_of = totals["sum"].to_dict()
+    has_choice = data.has_choices
+    thr_num = round(threshold * 10000)  # compare 10000*count >= thr_num*n in integers
+    rows, drows = [], []
+    by_item = {k: g for k, g in resp.groupby("item", sort=False)}
+    for rec in items.to_dict("records"):
+        g = by_item[rec["item"]]
+        x = g["correct"].to_numpy(dtype=float)
+        ids = g["student"].to_numpy(dtype=str)
+        t = np.array([total_of[s] for s in ids], dtype=float)
+        n = x.size
+        row = {
+            "item": rec["item"],
+            "material": rec["material"],
+            "topic": rec["topic"],
+            "n": n,
+            "n_correct": int(x.sum()),
+            "DF": float(x.sum() / n),
+            "DC": pearson(x, t),
+            "DC_rest": pearson(x, t - x),
+            "DC_ul": _upper_lower(x, t, ids, group_fraction),
+        }
+        distractors = [o for o in rec["options"] if o != rec["answer"]]
+        row["n_distractors"] = len(distractors)
+        if has_choice:
+            counts = g["choice"].value_counts().to_dict()
+            nonfunctional = []
+            de = 0
+            for o in rec["options"]:
+                c = int(counts.get(o, 0))
+                is_key = o == rec["answer"]
+                functional = None if is_key else bool(c * 10000 >= thr_num * n)
+                if functional is True:
+                    de += 1
+                elif functional is False:
+                    nonfunctional.append(o)
+                drows.append(
+                    {
+                        "item": rec["item"],
+                        "option": o,
+                        "is_key": is_key,
+                        "n_chosen": c,
+                        "rate": c / n,
+                        "functional": functional,
+                    }
+                )
+            row["DE"] = de
+            row["nonfunctional"] = ";".join(nonfunctional)
+        else:
+            row["DE"] = np.nan
+            row["nonfunctional"] = ""
+        rows.append(row)
+    students = (
+        totals.rename(columns={"size": "n_answered", "sum": "total"})
+        .reset_index()
+        .astype({"n_answered": int, "total": int})
+    )
+    dcols = ["item", "option", "is_key", "n_chosen", "rate", "functional"]
+    return ItemAnalysis(
+        items=pd.DataFrame(rows),
+        distractors=pd.DataFrame(drows, columns=dcols),
+        students=students,
+        threshold=threshold,
+        group_fraction=group_fraction,
+    )

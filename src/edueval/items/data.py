@@ -1,0 +1,342 @@
+"""Readers and validators for P4's inputs: responses, items, and the QG-SMS question format.
+
+Formats
+-------
+Responses (CSV/JSONL): one row per answer, ``student, item`` and either ``choice`` (the option's
+label, e.g. ``B``, or its exact text) or ``correct`` (0/1, when the options chosen are unknown).
+When both are present, ``choice`` decides and ``correct`` must agree with it.
+
+Items (JSONL/CSV/JSON): ``item, text, choices, answer, material, topic`` and optionally
+``material_text`` (the learning material itself; without it the material's id stands in).
+``choices`` is a JSON list (labelled ``A``, ``B``, ... in order) or an object ``{label: text}``;
+``answer`` is the correct option's label or its exact text.
+
+QG-SMS format (JSON list or JSONL): one object per question with ``q_id, learning_mat_id, q_text,
+answer, learning_mat, topic, stud_perf`` where ``stud_perf`` is a list of
+``{s_id, accuracy, choice}`` (``accuracy`` 1 = correct, 0 = wrong; ``choice`` the option chosen).
+Optional ``choices`` as above; without it the options are the answer plus every option someone
+chose (a distractor nobody chose is then unknown, which leaves DE unchanged but can hide a
+non-functional distractor).
+
+Everything is returned as an :class:`ItemData`: ``items`` (one row per question: ``item, text,
+options, option_text, answer, material, material_text, topic``) and ``responses`` (``student,
+item, choice, correct``; ``choice`` empty when unknown).
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..io import InputError, binary_column, line_of, read_table, require_columns, text_column
+
+__all__ = ["ItemData", "read_items", "read_responses", "read_qgsms_questions", "load_item_data"]
+
+ITEM_KEYS = ("item", "text", "choices", "answer", "material", "topic")
+
+
+@dataclass
+class ItemData:
+    """Validated questions and the answers given to them."""
+
+    items: pd.DataFrame
+    responses: pd.DataFrame
+
+    @property
+    def has_choices(self) -> bool:
+        return bool(self.responses["choice"].notna().all())
+
+
+def _labels(n: int) -> list[str]:
+    return list(string.ascii_uppercase[:n])
+
+
+def _parse_choices(value: Any, *, file: str, line: int | None) -> dict[str, str]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise InputError(
+                "expected a JSON list or object of options", file=file, line=line, column="choices"
+            ) from None
+    if isinstance(value, list):
+        out = dict(zip(_labels(len(value)), (str(v) for v in value), strict=False))
+        if len(value) > 26:
+            raise InputError("at most 26 options", file=file, line=line, column="choices")
+    elif isinstance(value, dict):
+        out = {str(k).strip(): str(v) for k, v in value.items()}
+    else:
+        raise InputError(
+            f"expected a list or object of options, got {value!r}",
+            file=file,
+            line=line,
+            column="choices",
+        )
+    if len(out) < 2:
+        raise InputError("expected at least two options", file=file, line=line, column="choices")
+    if len(set(out.values())) != len(out):
+        raise InputError("two options have the same text", file=file, line=line, column="choices")
+    return out
+
+
+def _resolve_option(value: Any, options: dict[str, str]) -> str | None:
+    """The label of ``value`` given as a label or as an option's exact text (None if neither)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    text = str(value).strip()
+    if text in options:
+        return text
+    if text.upper() in options:
+        return text.upper()
+    for label, option in options.items():
+        if option.strip() == text:
+            return label
+    return None
+
+
+def read_items(path: str | Path) -> pd.DataFrame:
+    """Read and validate an items file (see the module docstring)."""
+    df = read_table(path, text_columns=["item", "material", "topic", "answer"])
+    file = str(path)
+    require_columns(df, ITEM_KEYS, what="an items file needs item, text, choices, answer, "
+                    "material, topic")  # fmt: skip
+    for col in ("item", "text", "material", "topic", "answer"):
+        text_column(df, col)
+    dup = df.duplicated("item").to_numpy()
+    if dup.any():
+        pos = int(np.flatnonzero(dup)[0])
+        raise InputError(
+            f"item {df['item'].iloc[pos]!r} appears twice", file=file, line=line_of(df, pos)
+        )
+    rows = []
+    has_mt = "material_text" in df.columns
+    for pos, rec in enumerate(df.to_dict("records")):
+        line = line_of(df, pos)
+        options = _parse_choices(rec["choices"], file=file, line=line)
+        answer = _resolve_option(rec["answer"], options)
+        if answer is None:
+            raise InputError(
+                f"answer {rec['answer']!r} is not one of the options ({', '.join(options)})",
+                file=file,
+                line=line,
+                column="answer",
+            )
+        mt = rec.get("material_text") if has_mt else None
+        if mt is None or (isinstance(mt, float) and np.isnan(mt)) or not str(mt).strip():
+            mt = str(rec["material"])
+        rows.append(
+            {
+                "item": str(rec["item"]),
+                "text": str(rec["text"]),
+                "options": tuple(options),
+                "option_text": options,
+                "answer": answer,
+                "material": str(rec["material"]),
+                "material_text": str(mt),
+                "topic": str(rec["topic"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def read_responses(path: str | Path, items: pd.DataFrame) -> pd.DataFrame:
+    """Read responses and check them against ``items`` (see the module docstring)."""
+    df = read_table(path, text_columns=["student", "item", "choice"])
+    file = str(path)
+    require_columns(df, ["student", "item"])
+    if "choice" not in df.columns and "correct" not in df.columns:
+        raise InputError(
+            "expected a 'choice' or a 'correct' column; the file has: " + ", ".join(df.columns),
+            file=file,
+        )
+    student = text_column(df, "student")
+    item = text_column(df, "item")
+    by_id = items.set_index("item")
+    unknown = ~pd.Series(item).isin(by_id.index).to_numpy()
+    if unknown.any():
+        pos = int(np.flatnonzero(unknown)[0])
+        raise InputError(
+            f"item {item[pos]!r} is not in the items file",
+            file=file,
+            line=line_of(df, pos),
+            column="item",
+        )
+    dup = pd.DataFrame({"s": student, "i": item}).duplicated().to_numpy()
+    if dup.any():
+        pos = int(np.flatnonzero(dup)[0])
+        raise InputError(
+            f"student {student[pos]!r} answered item {item[pos]!r} twice",
+            file=file,
+            line=line_of(df, pos),
+        )
+    choice = np.full(len(df), None, dtype=object)
+    if "choice" in df.columns:
+        text_column(df, "choice")
+        for pos, (it, value) in enumerate(zip(item, df["choice"], strict=True)):
+            options = by_id.at[it, "option_text"]
+            label = _resolve_option(value, options)
+            if label is None:
+                raise InputError(
+                    f"choice {value!r} is not among the options of item {it!r} "
+                    f"({', '.join(options)})",
+                    file=file,
+                    line=line_of(df, pos),
+                    column="choice",
+                )
+            choice[pos] = label
+        answer = by_id.loc[item, "answer"].to_numpy()
+        correct = (choice == answer).astype(np.int8)
+        if "correct" in df.columns:
+            given = binary_column(df, "correct")
+            bad = given != correct
+            if bad.any():
+                pos = int(np.flatnonzero(bad)[0])
+                raise InputError(
+                    f"correct={int(given[pos])} disagrees with choice {choice[pos]!r} "
+                    f"(the answer of item {item[pos]!r} is {answer[pos]!r})",
+                    file=file,
+                    line=line_of(df, pos),
+                    column="correct",
+                )
+    else:
+        correct = binary_column(df, "correct")
+    return pd.DataFrame(
+        {"student": student, "item": item, "choice": choice, "correct": correct.astype(int)}
+    )
+
+
+def _check_coverage(items: pd.DataFrame, responses: pd.DataFrame, file: str | None) -> None:
+    seen = set(responses["item"])
+    missing = [i for i in items["item"] if i not in seen]
+    if missing:
+        raise InputError(
+            f"question {missing[0]!r} has no responses"
+            + (f" ({len(missing)} questions in all)" if len(missing) > 1 else "")
+            + "; every question needs at least one answer",
+            file=file,
+        )
+
+
+def load_item_data(responses_path: str | Path, items_path: str | Path) -> ItemData:
+    """Responses + items files -> :class:`ItemData` (every question must have responses)."""
+    items = read_items(items_path)
+    responses = read_responses(responses_path, items)
+    _check_coverage(items, responses, str(responses_path))
+    return ItemData(items, responses)
+
+
+_QG_KEYS = ("q_id", "learning_mat_id", "q_text", "answer", "learning_mat", "topic", "stud_perf")
+
+
+def read_qgsms_questions(path: str | Path) -> ItemData:
+    """Read the QG-SMS question format (JSON list or JSONL; see the module docstring)."""
+    path = Path(path)
+    df = read_table(path, text_columns=["q_id", "learning_mat_id", "answer", "topic"])
+    file = str(path)
+    require_columns(df, _QG_KEYS, what="the QG-SMS question format")
+    items, responses = [], []
+    seen: set[str] = set()
+    for pos, rec in enumerate(df.to_dict("records")):
+        line = line_of(df, pos)
+        where = f"question {pos + 1}" if line is None else None
+        qid = str(rec["q_id"])
+        if qid in seen:
+            raise InputError(f"q_id {qid!r} appears twice", file=file, line=line)
+        seen.add(qid)
+        perf = rec["stud_perf"]
+        if not isinstance(perf, list) or not perf:
+            raise InputError(
+                f"{where + ': ' if where else ''}question {qid!r} has no responses "
+                "(stud_perf must be a non-empty list)",
+                file=file,
+                line=line,
+                column="stud_perf",
+            )
+        answer_text = str(rec["answer"]).strip()
+        raw_choices = rec.get("choices")
+        if raw_choices is not None and not (isinstance(raw_choices, float)):
+            options = _parse_choices(raw_choices, file=file, line=line)
+        else:
+            texts = [answer_text]
+            for p in perf:
+                c = p.get("choice") if isinstance(p, dict) else None
+                if c is not None and str(c).strip() and str(c).strip() not in texts:
+                    texts.append(str(c).strip())
+            options = dict(zip(_labels(len(texts)), texts, strict=False))
+        answer = _resolve_option(answer_text, options)
+        if answer is None:
+            raise InputError(
+                f"answer {answer_text!r} of question {qid!r} is not one of its options",
+                file=file,
+                line=line,
+                column="answer",
+            )
+        students: set[str] = set()
+        for p in perf:
+            if not isinstance(p, dict) or "s_id" not in p or "accuracy" not in p:
+                raise InputError(
+                    f"question {qid!r}: each stud_perf entry needs s_id and accuracy",
+                    file=file,
+                    line=line,
+                    column="stud_perf",
+                )
+            sid = str(p["s_id"])
+            if sid in students:
+                raise InputError(
+                    f"question {qid!r}: student {sid!r} appears twice", file=file, line=line
+                )
+            students.add(sid)
+            acc = p["accuracy"]
+            if acc not in (0, 1, True, False, "0", "1"):
+                raise InputError(
+                    f"question {qid!r}, student {sid!r}: accuracy must be 0 or 1, got {acc!r}",
+                    file=file,
+                    line=line,
+                    column="stud_perf",
+                )
+            correct = int(acc in (1, True, "1"))
+            choice = p.get("choice")
+            label = None
+            if choice is not None and str(choice).strip():
+                label = _resolve_option(choice, options)
+                if label is None:
+                    raise InputError(
+                        f"question {qid!r}, student {sid!r}: choice {choice!r} is not among "
+                        "the options",
+                        file=file,
+                        line=line,
+                        column="stud_perf",
+                    )
+                if int(label == answer) != correct:
+                    raise InputError(
+                        f"question {qid!r}, student {sid!r}: accuracy {correct} disagrees with "
+                        f"choice {choice!r}",
+                        file=file,
+                        line=line,
+                        column="stud_perf",
+                    )
+            if label is None and correct:
+                label = answer  # a correct answer's choice is the key
+            responses.append({"student": sid, "item": qid, "choice": label, "correct": correct})
+        items.append(
+            {
+                "item": qid,
+                "text": str(rec["q_text"]),
+                "options": tuple(options),
+                "option_text": options,
+                "answer": answer,
+                "material": str(rec["learning_mat_id"]),
+                "material_text": str(rec["learning_mat"]),
+                "topic": str(rec["topic"]),
+            }
+        )
+    resp = pd.DataFrame(responses, columns=["student", "item", "choice", "correct"])
+    if resp["choice"].isna().any():  # a wrong answer without its choice: distractors unknown
+        resp["choice"] = None
+    return ItemData(pd.DataFrame(items), resp)

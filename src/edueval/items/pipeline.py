@@ -1,0 +1,211 @@
+"""``items analyze | pairs | simulate`` as functions writing run directories (the CLI wraps them)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import InputError
+from ..report import Report
+from ..report.figures import plt
+from ..runs import RunDir
+from .analysis import ItemAnalysis, analyze_items
+from .data import ItemData, load_item_data, read_qgsms_questions
+from .pairs import DEFAULT_ALPHA, DIMENSIONS, make_pairs
+from .simulate import ClassroomConfig, simulate_classroom
+
+__all__ = ["load_inputs", "analyze_run", "pairs_run", "simulate_run", "items_jsonl"]
+
+
+def load_inputs(responses: Path, items: Path | None) -> ItemData:
+    """Responses + items files, or (``items`` None) one file in the QG-SMS question format."""
+    if items is None:
+        return read_qgsms_questions(responses)
+    return load_item_data(responses, items)
+
+
+def _inputs(responses: Path, items: Path | None) -> dict[str, Path]:
+    return {"responses": responses} if items is None else {"responses": responses, "items": items}
+
+
+def items_jsonl(data: ItemData) -> str:
+    """The questions as an items file (JSONL) that ``qgsms run`` reads."""
+    lines = []
+    for rec in data.items.to_dict("records"):
+        lines.append(
+            json.dumps(
+                {
+                    "item": rec["item"],
+                    "text": rec["text"],
+                    "choices": rec["option_text"],
+                    "answer": rec["answer"],
+                    "material": rec["material"],
+                    "topic": rec["topic"],
+                    "material_text": rec["material_text"],
+                },
+                ensure_ascii=False,
+            )
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _analysis_report(res: ItemAnalysis, rep: Report) -> None:
+    t = res.items
+    sec = rep.section("Item statistics")
+    sec.text(
+        "DF = proportion correct; DC = item-total Pearson correlation (the paper's definition); "
+        "DC_rest = item-rest correlation; DC_ul = upper minus lower "
+        f"{100 * res.group_fraction:.0f}% proportion correct; DE = distractors chosen by at "
+        f"least {100 * res.threshold:g}% of the students who answered."
+    )
+    sec.table(t)
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3.2), layout="constrained")
+    axes[0].hist(t["DF"], bins=10, color="#4c72b0")
+    axes[0].set_xlabel("DF (proportion correct)")
+    axes[1].scatter(t["DF"], t["DC"], s=14)
+    axes[1].set_xlabel("DF")
+    axes[1].set_ylabel("DC (item-total r)")
+    de = t["DE"].dropna()
+    if len(de):
+        counts = de.astype(int).value_counts().sort_index()
+        axes[2].bar(counts.index.astype(str), counts.to_numpy(), color="#55a868")
+    axes[2].set_xlabel("DE (effective distractors)")
+    sec.figure(fig, "Distribution of difficulty, difficulty vs discrimination, DE")
+    if len(res.distractors):
+        rep.section("Options: selection rates").table(res.distractors)
+
+
+def analyze_run(
+    out: Path, responses: Path, items: Path | None = None, *, threshold: float = 0.05
+) -> dict:
+    """Item statistics of a response set: ``item_stats.csv``, ``distractors.csv``."""
+    if not 0 < threshold < 1:
+        raise InputError("--threshold must be between 0 and 1")
+    data = load_inputs(responses, items)
+    run = RunDir(
+        out,
+        command="items analyze",
+        params={"threshold": threshold, "format": "qgsms" if items is None else "csv+items"},
+        inputs=_inputs(responses, items),
+    )
+    res = analyze_items(data, threshold=threshold)
+    run.table("item_stats", res.items)
+    run.table("distractors", res.distractors)
+    run.table("students", res.students)
+    run.text("items.jsonl", items_jsonl(data))
+    rep = Report("Test-item analysis", f"{responses}" + (f" + {items}" if items else ""))
+    _analysis_report(res, rep)
+    t = res.items
+    results = {
+        "n_items": len(t),
+        "n_students": len(res.students),
+        "n_responses": int(t["n"].sum()),
+        "has_choices": data.has_choices,
+        "mean": {k: t[k].mean() for k in ("DF", "DC", "DC_rest", "DC_ul", "DE")},
+        "n_nonfunctional": int((res.distractors["functional"] == False).sum()),  # noqa: E712
+    }
+    run.finish(results, rep.render())
+    return results
+
+
+def pairs_run(
+    out: Path,
+    responses: Path,
+    items: Path | None = None,
+    *,
+    dimensions: list[str] | None = None,
+    alpha: dict[str, float] | None = None,
+    seed: int = 0,
+    max_pairs: int | None = None,
+    dc_measure: str = "DC",
+) -> dict:
+    """The paper's labelled pairs: ``pairs.csv`` (+ ``item_stats.csv`` and ``items.jsonl``)."""
+    if dc_measure not in ("DC", "DC_rest", "DC_ul"):
+        raise InputError("--dc-measure must be DC, DC_rest or DC_ul")
+    dims = [d.upper() for d in (dimensions or list(DIMENSIONS))]
+    thresholds = {**DEFAULT_ALPHA, **(alpha or {})}
+    data = load_inputs(responses, items)
+    res = analyze_items(data)
+    if "DE" in dims and not data.has_choices:
+        dims = [d for d in dims if d != "DE"]
+    run = RunDir(
+        out,
+        command="items pairs",
+        params={
+            "dimensions": dims,
+            "alpha": thresholds,
+            "max_pairs": max_pairs,
+            "dc_measure": dc_measure,
+        },  # fmt: skip
+        seed=seed,
+        inputs=_inputs(responses, items),
+    )
+    pairs = make_pairs(
+        res.items,
+        dimensions=dims,
+        alpha=thresholds,
+        seed=seed,
+        max_pairs=max_pairs,
+        dc_measure=dc_measure,
+    )
+    run.table("pairs", pairs)
+    run.table("item_stats", res.items)
+    run.text("items.jsonl", items_jsonl(data))
+    counts = (
+        pairs.groupby(["dimension", "material"]).size().rename("pairs").reset_index()
+        if len(pairs)
+        else pd.DataFrame(columns=["dimension", "material", "pairs"])
+    )
+    rep = Report("Question pairs for test-item analysis", f"seed {seed}")
+    rep.section("Pairs per dimension and material").text(
+        "Pairs of questions on the same learning material whose measure differs by at least "
+        "alpha: " + ", ".join(f"{d} {thresholds[d]:g}" for d in dims) + "."
+    ).table(counts)
+    rep.section("Pairs").table(pairs)
+    results = {
+        "n_pairs": len(pairs),
+        "per_dimension": {d: int((pairs["dimension"] == d).sum()) for d in dims},
+        "alpha": thresholds,
+        "label_is_q1": float((pairs["label"] == 1).mean()) if len(pairs) else None,
+    }
+    run.finish(results, rep.render())
+    return results
+
+
+def simulate_run(out: Path, cfg: ClassroomConfig) -> dict:
+    """A synthetic classroom: ``responses.csv``, ``items.jsonl``, ``students.csv``, the item
+    statistics of the simulated answers and the labelled pairs (paper thresholds)."""
+    run = RunDir(out, command="items simulate", params=asdict(cfg), seed=cfg.seed)
+    room = simulate_classroom(cfg)
+    run.table("responses", room.responses)
+    run.text("items.jsonl", room.items_jsonl())
+    run.table("students", room.students)
+    res = analyze_items(room.to_item_data())
+    truth = room.items[["item", "material", "topic", "family", "difficulty", "discrimination",
+                        "DF_expected"]]  # fmt: skip
+    stats = res.items.merge(truth[["item", "difficulty", "discrimination", "DF_expected"]])
+    run.table("item_stats", stats)
+    pairs = make_pairs(res.items, seed=cfg.seed)
+    run.table("pairs", pairs)
+    rep = Report(
+        "Synthetic classroom",
+        f"{cfg.n_students} students, {len(room.items)} questions on {cfg.n_materials} "
+        f"learning materials, seed {cfg.seed}",
+    )
+    rep.section("Ground truth and observed statistics").table(stats)
+    per_dim = {d: int((pairs["dimension"] == d).sum()) for d in DIMENSIONS}
+    rep.section("Labelled pairs (paper thresholds)").table(
+        pd.DataFrame({"dimension": list(per_dim), "pairs": list(per_dim.values())})
+    )
+    results = {
+        "n_students": cfg.n_students,
+        "n_items": len(room.items),
+        "n_materials": cfg.n_materials,
+        "pairs": per_dim,
+        "r_DF_expected": float(stats["DF"].corr(stats["DF_expected"])),
+    }
+    run.finish(results, rep.render())
+    return results

@@ -1,0 +1,387 @@
+"""``qgsms run`` and ``qgsms score`` as functions writing run directories (the CLI wraps them).
+
+``run`` reads a pairs file (``items pairs``' ``pairs.csv``: ``pair_id, dimension, q1, q2,
+better`` or ``label``, optional ``diff``, ``alpha``, ``target_topic``) and an items file, judges
+every pair in both orders with each method, and writes ``judgements.csv`` (one row per method,
+pair and order), ``pair_scores.csv``, ``accuracy.csv`` (AA/CA), ``binomial.csv``,
+``alpha_curve.csv``, ``cost.csv``, ``failures.csv``, ``profiles.jsonl`` and -- with ``repeats``
+> 1 -- ``robustness.csv``; plus ``calls.jsonl``, ``report.html`` and ``results.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import InputError, line_of, read_table, require_columns, text_column
+from ..items.data import read_items
+from ..items.pairs import DEFAULT_ALPHA, DIMENSIONS
+from ..report import Report
+from ..report.figures import plt
+from ..runs import RunDir
+from .engine import drive
+from .methods import METHODS, MethodConfig, pair_jobs, predictions_ask, profile_job
+from .scoring import accuracy_table, alpha_curve, binomial_tests, pair_table
+
+__all__ = ["read_pairs", "run_qgsms", "score_run", "score_judgements"]
+
+
+def read_pairs(path: Path, items: pd.DataFrame) -> pd.DataFrame:
+    """Read and check a pairs file against the items (same material, known questions, labels)."""
+    df = read_table(path, text_columns=["pair_id", "q1", "q2", "better", "target_topic"])
+    file = str(path)
+    require_columns(df, ["pair_id", "dimension", "q1", "q2"])
+    if "better" not in df.columns and "label" not in df.columns:
+        raise InputError("expected a 'better' or a 'label' column (which question is better)",
+                         file=file)  # fmt: skip
+    for c in ("pair_id", "dimension", "q1", "q2"):
+        text_column(df, c)
+    by_id = items.set_index("item")
+    rows = []
+    seen = set()
+    for pos, r in enumerate(df.to_dict("records")):
+        line = line_of(df, pos)
+        pid, d = str(r["pair_id"]), str(r["dimension"]).strip().upper()
+        if pid in seen:
+            raise InputError(f"pair_id {pid!r} appears twice", file=file, line=line)
+        seen.add(pid)
+        if d not in DIMENSIONS:
+            raise InputError(f"dimension must be TC, DF, DC or DE, got {r['dimension']!r}",
+                             file=file, line=line, column="dimension")  # fmt: skip
+        for c in ("q1", "q2"):
+            if r[c] not in by_id.index:
+                raise InputError(f"question {r[c]!r} is not in the items file", file=file,
+                                 line=line, column=c)  # fmt: skip
+        if r["q1"] == r["q2"]:
+            raise InputError("a pair needs two different questions", file=file, line=line)
+        m1, m2 = by_id.at[r["q1"], "material"], by_id.at[r["q2"], "material"]
+        if m1 != m2:
+            raise InputError(
+                f"pair {pid!r}: questions {r['q1']!r} (material {m1!r}) and {r['q2']!r} "
+                f"(material {m2!r}) come from different learning materials; a pair must share "
+                "one",
+                file=file,
+                line=line,
+            )
+        better = r.get("better")
+        if not isinstance(better, str) or not better.strip():
+            lab = str(r.get("label", "")).strip()
+            better = {"1": r["q1"], "2": r["q2"], "1.0": r["q1"], "2.0": r["q2"]}.get(lab)
+        if better not in (r["q1"], r["q2"]):
+            raise InputError(
+                f"pair {pid!r}: the better question must be q1 or q2 (label 1 or 2)",
+                file=file,
+                line=line,
+            )
+        topic = r.get("target_topic")
+        topic = topic if isinstance(topic, str) and topic.strip() else ""
+        if d == "TC" and not topic:
+            raise InputError(f"pair {pid!r}: a TC pair needs a target_topic", file=file,
+                             line=line, column="target_topic")  # fmt: skip
+        diff = r.get("diff")
+        diff = float(diff) if diff is not None and np.isfinite(pd.to_numeric(diff, errors="coerce")) \
+            else np.nan  # fmt: skip
+        rows.append({"pair_id": pid, "dimension": d, "material": m1, "q1": r["q1"],
+                     "q2": r["q2"], "better": better, "target_topic": topic, "diff": diff})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _items_dict(items: pd.DataFrame) -> dict[str, dict]:
+    return {r["item"]: r for r in items.to_dict("records")}
+
+
+def _judgement_rows(method, pair, outcome, orders) -> list[dict]:
+    got = {}
+    if outcome.failed is None:
+        for j in outcome.value:
+            got[j["order"]] = j
+    rows = []
+    for order in orders:
+        a, b = (pair["q1"], pair["q2"]) if order == 1 else (pair["q2"], pair["q1"])
+        base = {"method": method, "pair_id": pair["pair_id"], "dimension": pair["dimension"],
+                "material": pair["material"], "order": order, "a": a, "b": b,
+                "better": pair["better"], "diff": pair["diff"]}  # fmt: skip
+        if order not in got:
+            if outcome.failed is None:
+                continue  # this job covered the other order
+            rows.append({**base, "verdict": "", "chosen": "", "correct": 0, "status": "failed",
+                         "step": outcome.failed.step, "error": outcome.failed.reason})  # fmt: skip
+            continue
+        j = got[order]
+        v = j.get("verdict")
+        chosen = (a if v == "a" else b) if v in ("a", "b") else ""
+        status = j.get("status", "ok")
+        row = {**base, "verdict": v or "", "chosen": chosen, "correct": int(chosen ==
+               pair["better"]), "status": status, "step": "", "error": ""}  # fmt: skip
+        for side in ("a", "b"):
+            for k, val in (j.get(f"sim_{side}") or {}).items():
+                row[f"sim_{k}_{side}"] = val
+        rows.append(row)
+    return rows
+
+
+def score_judgements(judgements: pd.DataFrame, alpha: dict[str, float] | None = None) -> dict:
+    """All score tables from a judgements table."""
+    pairs = pair_table(judgements)
+    acc = accuracy_table(pairs)
+    tests = binomial_tests(acc) if "vanilla" in set(acc["method"]) else pd.DataFrame()
+    curve = alpha_curve(pairs, {**DEFAULT_ALPHA, **(alpha or {})})
+    fails = (
+        judgements[judgements["status"] == "failed"]
+        .groupby(["method", "step"])
+        .size()
+        .rename("failed_judgements")
+        .reset_index()
+    )
+    return {"pairs": pairs, "accuracy": acc, "binomial": tests, "alpha_curve": curve,
+            "failures": fails}  # fmt: skip
+
+
+def _report(title: str, subtitle: str, s: dict, cost: pd.DataFrame | None,
+            robustness: pd.DataFrame | None, call_summary: str | None) -> Report:  # fmt: skip
+    rep = Report(title, subtitle)
+    acc = s["accuracy"]
+    sec = rep.section("Average and Consistent Accuracy")
+    sec.text(
+        "AA = share of correct judgements over both presentation orders; CA = share of pairs "
+        "judged correctly in both orders. Failed judgements and ties count as wrong."
+    )
+    sec.table(acc)
+    dims = [d for d in acc["dimension"].unique() if d != "all"]
+    if len(acc) and dims:
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), layout="constrained", sharey=True)
+        methods = list(acc["method"].unique())
+        width = 0.8 / max(1, len(methods))
+        for ax, metric in zip(axes, ("AA", "CA"), strict=True):
+            for k, m in enumerate(methods):
+                g = acc[(acc["method"] == m)].set_index("dimension").reindex(dims)
+                ax.bar(np.arange(len(dims)) + k * width, g[metric].to_numpy(float), width,
+                       label=m)  # fmt: skip
+            ax.set_xticks(np.arange(len(dims)) + 0.4 - width / 2, dims)
+            ax.set_title(metric)
+            ax.set_ylim(0, 1)
+            ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+        axes[1].legend(fontsize=7, ncols=2)
+        sec.figure(fig, "AA and CA per dimension and method")
+    if len(s["binomial"]):
+        rep.section("One-sided binomial tests of CA against Vanilla").table(s["binomial"], digits=4)
+    curve = s["alpha_curve"]
+    if len(curve):
+        sec = rep.section("Accuracy as a function of alpha")
+        cdims = list(curve["dimension"].unique())
+        fig, axes = plt.subplots(1, len(cdims), figsize=(3.6 * len(cdims), 3.2),
+                                 layout="constrained", squeeze=False)  # fmt: skip
+        for ax, d in zip(axes[0], cdims, strict=True):
+            for m, g in curve[curve["dimension"] == d].groupby("method", sort=False):
+                ax.plot(g["alpha"], g["AA"], marker="o", label=m)
+            ax.set_title(f"{d}: AA vs alpha")
+            ax.set_ylim(0, 1)
+        axes[0][-1].legend(fontsize=7)
+        sec.figure(fig)
+        sec.table(curve)
+    if cost is not None and len(cost):
+        rep.section("Cost per method").table(cost)
+    if len(s["failures"]):
+        rep.section("Failures by step").table(s["failures"])
+    if robustness is not None and len(robustness):
+        sec = rep.section("Profile robustness")
+        summ = robustness.groupby("item")["sim_DF"].agg(["count", "mean", "std", "min", "max"])
+        sec.text(
+            "Steps 1-2 repeated with independently sampled profile sets: the distribution of "
+            "each question's simulated proportion correct across repeats."
+        )
+        sec.table(summ.reset_index())
+        fig, ax = plt.subplots(figsize=(max(4, 0.5 * len(summ)), 3), layout="constrained")
+        groups = [g["sim_DF"].to_numpy() for _, g in robustness.groupby("item")]
+        ax.boxplot(groups, tick_labels=list(summ.index))
+        ax.set_ylabel("simulated DF")
+        ax.tick_params(axis="x", rotation=60, labelsize=7)
+        sec.figure(fig)
+    if call_summary:
+        rep.section("Model calls").text(call_summary)
+    return rep
+
+
+def run_qgsms(
+    out: Path,
+    pairs_path: Path,
+    items_path: Path,
+    *,
+    methods: list[str],
+    open_model: Callable,
+    model_name: str,
+    cfg: MethodConfig = MethodConfig(),
+    retries: int = 2,
+    repeats: int = 1,
+    limit: int | None = None,
+    seed: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> dict:
+    """Judge every pair in both orders with each method and score the judgements."""
+    for m in methods:
+        if m not in METHODS:
+            raise InputError(f"unknown method {m!r}; expected one of {', '.join(METHODS)}")
+    if not methods:
+        raise InputError("give at least one --method")
+    if cfg.n_profiles < 10:
+        raise InputError("--profiles must be at least 10 (the paper's minimum)")
+    if repeats < 1 or retries < 0:
+        raise InputError("--repeats must be >= 1 and --retries >= 0")
+    items = read_items(items_path)
+    pairs = read_pairs(pairs_path, items)
+    if limit is not None:  # the first `limit` pairs of each dimension
+        pairs = pairs.groupby("dimension", sort=False).head(limit).reset_index(drop=True)
+    idict = _items_dict(items)
+    params = {"methods": methods, "model": model_name, "retries": retries, "repeats": repeats,
+              "limit": limit, "n_pairs": len(pairs), **cfg.__dict__}  # fmt: skip
+    run = RunDir(out, command="qgsms run", params=params, seed=seed,
+                 inputs={"pairs": pairs_path, "items": items_path})  # fmt: skip
+    t0 = time.perf_counter()
+    rows: list[dict] = []
+    cost_rows = []
+    profiles_log = []
+    robust_rows: list[dict] = []
+    with open_model(run.path / "calls.jsonl") as client:
+        materials = sorted(set(pairs["material"]))
+        mat_text = {m: next(i["material_text"] for i in idict.values() if i["material"] == m)
+                    for m in materials}  # fmt: skip
+        need_profiles = any(m in ("qg-sms", "direct") for m in methods) or repeats > 1
+        profiles: dict[tuple[str, int], list | None] = {}
+        prof_cost = {"calls": 0, "tokens": 0}
+        if need_profiles:
+            keys = [(m, r) for m in materials for r in range(repeats)]
+            outs = drive([profile_job(m, mat_text[m], cfg, r) for m, r in keys], client,
+                         retries=retries, progress="qgsms step 1: profiles")  # fmt: skip
+            for (m, r), o in zip(keys, outs, strict=True):
+                profiles[(m, r)] = o.value if o.failed is None else None
+                profiles_log.append({"material": m, "repeat": r, "ok": o.failed is None,
+                                     "error": str(o.failed or ""), "profiles": o.value})  # fmt: skip
+                if r == 0:
+                    prof_cost["calls"] += o.cost.calls
+                    prof_cost["tokens"] += o.cost.prompt_tokens + o.cost.completion_tokens
+        precs = pairs.to_dict("records")
+        for method in methods:
+            jobs, owners = [], []
+            for p in precs:
+                prof = profiles.get((p["material"], 0))
+                made = pair_jobs(method, p, idict, cfg, prof)
+                covers = [[1, 2]] if len(made) == 1 else [[1], [2]]
+                for job, orders in zip(made, covers, strict=True):
+                    jobs.append(job)
+                    owners.append((p, orders))
+            outs = drive(jobs, client, retries=retries, progress=f"qgsms {method}")
+            calls = sum(o.cost.calls for o in outs)
+            tokens = sum(o.cost.prompt_tokens + o.cost.completion_tokens for o in outs)
+            if method in ("qg-sms", "direct"):
+                calls += prof_cost["calls"]
+                tokens += prof_cost["tokens"]
+            n = max(1, len(precs))
+            cost_rows.append({
+                "method": method, "pairs": len(precs), "calls": calls,
+                "calls_per_pair": calls / n, "tokens": tokens, "tokens_per_pair": tokens / n,
+                "retries": sum(o.cost.retries for o in outs),
+                "malformed_answers": sum(o.cost.malformed for o in outs),
+                "failed_jobs": sum(o.failed is not None for o in outs),
+            })  # fmt: skip
+            for (p, orders), o in zip(owners, outs, strict=True):
+                rows += _judgement_rows(method, p, o, orders)
+            if log:
+                log(f"{method}: {calls} calls, {sum(o.failed is not None for o in outs)} failed")
+        if repeats > 1:
+            jobs, keys = [], []
+            for p in precs:
+                for r in range(repeats):
+                    prof = profiles.get((p["material"], r))
+                    if prof is None:
+                        continue
+                    a, b = idict[p["q1"]], idict[p["q2"]]
+
+                    def job(prof=prof, a=a, b=b, tag=f"{p['pair_id']}:r{r}"):
+                        (preds,) = yield [predictions_ask(prof, a, b, cfg, tag)]
+                        return preds
+
+                    jobs.append(job())
+                    keys.append((p, r))
+            outs = drive(jobs, client, retries=retries, progress="qgsms robustness")
+            for (p, r), o in zip(keys, outs, strict=True):
+                if o.failed is not None:
+                    continue
+                for side, q in (("a", p["q1"]), ("b", p["q2"])):
+                    x = [s[side]["correct"] for s in o.value]
+                    robust_rows.append({"repeat": r, "pair_id": p["pair_id"], "item": q,
+                                        "sim_DF": float(np.mean(x))})  # fmt: skip
+        stats = client.stats()
+    seconds = time.perf_counter() - t0
+    judgements = pd.DataFrame(rows)
+    s = score_judgements(judgements)
+    cost = pd.DataFrame(cost_rows)
+    robustness = pd.DataFrame(robust_rows, columns=["repeat", "pair_id", "item", "sim_DF"])
+    run.table("judgements", judgements)
+    for name in ("pairs", "accuracy", "binomial", "alpha_curve", "failures"):
+        run.table("pair_scores" if name == "pairs" else name, s[name])
+    run.table("cost", cost)
+    if repeats > 1:
+        run.table("robustness", robustness)
+    run.text("profiles.jsonl", "".join(json.dumps(p, ensure_ascii=False) + "\n"
+                                       for p in profiles_log))  # fmt: skip
+    rep = _report("Question evaluation with simulated students (QG-SMS and baselines)",
+                  f"{pairs_path}, model {model_name}, methods {', '.join(methods)}",
+                  s, cost, robustness, stats.summary())  # fmt: skip
+    results = _results(s, cost)
+    results.update({"seconds": seconds, "model_calls": stats.as_dict(), "n_pairs": len(pairs),
+                    "profile_sets_failed": sum(v is None for v in profiles.values())})  # fmt: skip
+    run.finish(results, rep.render())
+    if log:
+        log(stats.summary())
+    return results
+
+
+def _results(s: dict, cost: pd.DataFrame | None) -> dict:
+    acc = s["accuracy"]
+    out: dict = {"accuracy": {}}
+    for r in acc.to_dict("records"):
+        out["accuracy"].setdefault(r["method"], {})[r["dimension"]] = {
+            "AA": r["AA"], "CA": r["CA"], "pairs": r["pairs"], "failed": r["failed"],
+            "ties": r["ties"]}  # fmt: skip
+    if len(s["binomial"]):
+        out["binomial_p"] = {f"{r['method']}/{r['dimension']}": r["p_value"]
+                             for r in s["binomial"].to_dict("records")}  # fmt: skip
+    if cost is not None and len(cost):
+        out["cost"] = {r["method"]: {"calls_per_pair": r["calls_per_pair"],
+                                     "tokens_per_pair": r["tokens_per_pair"]}
+                       for r in cost.to_dict("records")}  # fmt: skip
+    return out
+
+
+def score_run(out: Path, judgement_paths: list[Path]) -> dict:
+    """Recompute every score from one or more ``judgements.csv`` (e.g. one run per method)."""
+    frames = []
+    for p in judgement_paths:
+        df = read_table(p, text_columns=["pair_id", "a", "b", "better", "chosen", "verdict"])
+        require_columns(df, ["method", "pair_id", "dimension", "order", "correct", "status",
+                             "diff"])  # fmt: skip
+        frames.append(df)
+    j = pd.concat(frames, ignore_index=True)
+    for col in ("step", "error"):
+        if col not in j.columns:
+            j[col] = ""
+    j["step"] = j["step"].astype(object).where(j["step"].notna(), "")
+    dup = j.duplicated(["method", "pair_id", "order"])
+    if dup.any():
+        r = j[dup].iloc[0]
+        raise InputError(f"method {r['method']!r} judged pair {r['pair_id']!r} (order "
+                         f"{r['order']}) twice across the files")  # fmt: skip
+    run = RunDir(out, command="qgsms score", params={},
+                 inputs={f"judgements_{i}": p for i, p in enumerate(judgement_paths)})  # fmt: skip
+    s = score_judgements(j)
+    for name in ("pairs", "accuracy", "binomial", "alpha_curve", "failures"):
+        run.table("pair_scores" if name == "pairs" else name, s[name])
+    rep = _report("QG-SMS: scores", ", ".join(map(str, judgement_paths)), s, None, None, None)
+    res = _results(s, None)
+    run.finish(res, rep.render())
+    return res
