@@ -1,0 +1,243 @@
+"""``edueval turing``: the imitation game for educational AI (P5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import OutOption, SeedOption, done, out_dir, say
+from .models import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    MaxConnectionsOption,
+    ModelOption,
+    NoCacheOption,
+    TimeoutOption,
+    open_model,
+)
+
+app = typer.Typer(
+    help="The imitation game: generate, assemble, analyze, power, simulate.",
+    no_args_is_help=True,
+)
+
+EpsOption = Annotated[
+    float, typer.Option("--eps", help="Equivalence margin: draw needs |p_AI - p_Human| < eps.")
+]
+DeltaOption = Annotated[
+    float, typer.Option("--delta", help="Both must beat the random distractor by delta.")
+]
+AlphaOption = Annotated[float, typer.Option("--alpha", help="Level of every test.")]
+
+
+def _floats(text: str, name: str) -> list[float]:
+    from ..io import InputError
+
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{name} must be comma-separated numbers, got {text!r}") from None
+
+
+def _ints(text: str, name: str) -> list[int]:
+    from ..io import InputError
+
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{name} must be comma-separated integers, got {text!r}") from None
+
+
+@app.command()
+def analyze(
+    choices: Annotated[Path, typer.Argument(help="Phase-2 CSV: student, question, chosen.")],
+    eps: EpsOption = 0.10,
+    delta: DeltaOption = 0.05,
+    alpha: AlphaOption = 0.05,
+    se: Annotated[
+        str, typer.Option("--se", help="Standard errors that decide: clustered or naive.")
+    ] = "clustered",
+    phase1: Annotated[
+        Path | None,
+        typer.Option("--phase1", help="Phase-1 file: check every student made an error there."),
+    ] = None,
+    out: OutOption = None,
+) -> None:
+    """Selection rates, McNemar, TOST, superiority over random and the verdict."""
+    from ..turing.pipeline import analyze_run
+
+    path = out_dir(out, "turing-analyze")
+    res = analyze_run(path, choices, eps=eps, delta=delta, alpha=alpha, se=se, phase1_path=phase1)
+    print((path / "summary.txt").read_text(), end="")
+    say(f"verdict: {res['verdict']}")
+    done(path)
+
+
+@app.command()
+def power(
+    p_ai: Annotated[float, typer.Option("--p-ai", help="Expected AI selection rate.")] = 0.30,
+    p_human: Annotated[float, typer.Option("--p-human", help="Expected human rate.")] = 0.30,
+    p_random: Annotated[float, typer.Option("--p-random", help="Expected random rate.")] = 0.10,
+    eps: Annotated[str, typer.Option("--eps", help="Margins eps, comma-separated.")] = "0.05,0.1",
+    delta: Annotated[str, typer.Option("--delta", help="Margins delta, comma-separated.")] = "0.05",
+    rho: Annotated[
+        str, typer.Option("--rho", help="Intra-student correlations, comma-separated.")
+    ] = "0,0.05,0.2",
+    students: Annotated[int, typer.Option("--students", min=2, help="Students.")] = 100,
+    questions: Annotated[int, typer.Option("--questions", min=1, help="MCQs per student.")] = 25,
+    alpha: AlphaOption = 0.05,
+    target: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
+    reps: Annotated[int, typer.Option("--reps", min=10, help="Simulated studies per cell.")] = 500,
+    seed: SeedOption = 0,
+    out: OutOption = None,
+) -> None:
+    """Closed-form sample sizes and simulated power with a student random effect."""
+    from ..turing.pipeline import power_run
+    from ..turing.power import Rates
+
+    path = out_dir(out, "turing-power")
+    res = power_run(
+        path,
+        rates=Rates(p_ai, p_human, p_random),
+        eps_values=_floats(eps, "--eps"),
+        delta_values=_floats(delta, "--delta"),
+        rho_values=_floats(rho, "--rho"),
+        n_students=students,
+        m=questions,
+        alpha=alpha,
+        power=target,
+        reps=reps,
+        seed=seed,
+    )
+    print(res["power_table"].to_string(index=False))
+    pa = res["paper_assumptions"]
+    say(
+        f"paper's assumptions (rho=0, p=0.30, eps=0.05, power 0.9): {pa['n_mcqs_tost']:.0f} MCQs = "
+        f"{pa['students_tost']} students x 25"
+    )
+    done(path)
+
+
+@app.command()
+def simulate(
+    students: Annotated[int, typer.Option("--students", min=2, help="Students.")] = 100,
+    questions: Annotated[int, typer.Option("--questions", min=1, help="MCQs per student.")] = 25,
+    reps: Annotated[int, typer.Option("--reps", min=1, help="Replications.")] = 1000,
+    human_accuracy: Annotated[
+        float, typer.Option("--human-accuracy", help="P(the expert reads the student right).")
+    ] = 1.0,
+    eps: EpsOption = 0.10,
+    delta: DeltaOption = 0.05,
+    alpha: AlphaOption = 0.05,
+    slip: Annotated[
+        float, typer.Option("--slip", help="Share of Phase-1 errors that are slips.")
+    ] = 0.10,
+    p_rule: Annotated[
+        float, typer.Option("--p-rule", help="P(a student acts on a held mal-rule).")
+    ] = 0.9,
+    sizes: Annotated[
+        str, typer.Option("--sizes", help="Student counts for verdict rates vs sample size.")
+    ] = "5,10,20,40,100",
+    frequencies: Annotated[
+        Path | None,
+        typer.Option("--frequencies", help="CSV rule,frequency (default: the documented nine)."),
+    ] = None,
+    seed: SeedOption = 0,
+    out: OutOption = None,
+) -> None:
+    """The paper's first experiment with simulated students holding known mal-rules."""
+    from ..turing.pipeline import simulate_run
+    from ..turing.simulate import DEFAULT_FREQUENCIES, SimConfig
+
+    freqs = dict(DEFAULT_FREQUENCIES)
+    if frequencies is not None:
+        from ..io import numeric_column, read_table, require_columns, text_column
+
+        df = read_table(frequencies, text_columns=["rule"])
+        require_columns(df, ["rule", "frequency"], what="mal-rule frequencies")
+        freqs = dict(
+            zip(
+                text_column(df, "rule"),
+                numeric_column(df, "frequency", low=0, high=1),
+                strict=True,
+            )
+        )
+    cfg = SimConfig(
+        n_students=students, n_questions=questions, reps=reps, human_accuracy=human_accuracy,
+        eps=eps, delta=delta, alpha=alpha, slip=slip, p_rule=p_rule, frequencies=freqs, seed=seed,
+    )  # fmt: skip
+    path = out_dir(out, "turing-simulate")
+    res = simulate_run(path, cfg, n_students_grid=_ints(sizes, "--sizes"), log=say)
+    print(res["verdicts_main"].to_string(index=False))
+    say(
+        f"oracle draw rate {res['oracle_draw_rate']:.3f}; unconditioned told apart "
+        f"{res['unconditioned_told_apart_rate']:.3f}; simulation "
+        f"{res['seconds_main_simulation']:.1f} s"
+    )
+    done(path)
+
+
+@app.command()
+def generate(
+    phase1: Annotated[
+        Path, typer.Argument(help="Phase-1 file: student, question, answer, correct_answer.")
+    ],
+    unconditioned: Annotated[
+        bool,
+        typer.Option("--unconditioned", help="Single-phase variant: one distractor per question."),
+    ] = False,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N tuples.")] = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
+    max_connections: MaxConnectionsOption = 8,
+    timeout: TimeoutOption = 60.0,
+    no_cache: NoCacheOption = False,
+    out: OutOption = None,
+) -> None:
+    """For each Phase-1 misconception tuple: a related question q', its answer, the AI distractor."""
+    from ..turing.generate import generate_run
+
+    path = out_dir(out, "turing-generate")
+
+    def opener(log_path):
+        return open_model(
+            model, base_url=base_url, api_key_env=api_key_env, max_connections=max_connections,
+            timeout=timeout, no_cache=no_cache, log_path=log_path,
+        )  # fmt: skip
+
+    res = generate_run(
+        path, phase1, open_model=opener, model_name=model or "local",
+        unconditioned=unconditioned, limit=limit, log=say,
+    )  # fmt: skip
+    say(f"{res['n_tuples']} tuples: " + ", ".join(f"{k} {v}" for k, v in res["status"].items()))
+    if res["students_without_error"]:
+        say(f"{len(res['students_without_error'])} students had no Phase-1 error (not in Phase 2)")
+    done(path)
+
+
+@app.command()
+def assemble(
+    ai: Annotated[Path, typer.Argument(help="distractors.csv from turing generate.")],
+    human: Annotated[
+        Path, typer.Option("--human", help="Expert CSV: student, question, human_distractor.")
+    ],
+    random: Annotated[
+        Path | None,
+        typer.Option("--random", help="CSV student, question, random_distractor (else made up)."),
+    ] = None,
+    seed: SeedOption = 0,
+    out: OutOption = None,
+) -> None:
+    """Per-student shuffled 4-option MCQs: correct + AI + human + random distractors."""
+    from ..turing.assemble import assemble_run
+
+    path = out_dir(out, "turing-assemble")
+    res = assemble_run(path, ai, human, random_path=random, seed=seed)
+    say(
+        f"{res['n_mcqs']} MCQs for {res['n_students']} students; {res['shared_options']} with a "
+        f"shared distractor, {res['dropped_equal_to_correct']} distractors equal to the answer"
+    )
+    done(path)

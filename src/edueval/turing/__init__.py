@@ -1,0 +1,53 @@
+"""P5 - the imitation game for educational AI (Sonkar, Liu, Chen & Baraniuk 2025).
+
+Phase 1 collects students' open answers; each wrong answer is a *misconception tuple*. Phase 2
+gives the student a related question q′ as a 4-option MCQ: the correct answer, the AI's distractor
+(conditioned on that student's Phase-1 error), a human expert's distractor (same conditioning) and
+a random plausible distractor. The AI "understands" students as well as the expert when students
+pick its distractor about as often as the expert's (equivalence within ε) and both beat random by δ.
+
+Python API::
+
+    from edueval.turing import analyze_choices, read_choices          # turing analyze
+    res = analyze_choices(read_choices("phase2.csv"), eps=0.1, delta=0.05)
+    print(res.summary()); res.verdict                                  # 'draw', 'ai_better', ...
+
+    from edueval.turing import Rates, sample_size, simulate_power      # turing power
+    sample_size(Rates(0.3, 0.3, 0.1), eps=0.1, delta=0.05, rho=0.1, m=25)
+    from edueval.turing import SimConfig, simulate_study                 # turing simulate
+    simulate_study(SimConfig(n_students=100, n_questions=25, reps=1000))["rates"]
+    # generate / assemble: edueval.turing.generate.generate_run, assemble_mcqs
+
+Modules: :mod:`.stats` (batched tests and the decision rule), :mod:`.analyze`, :mod:`.power`,
+:mod:`.simulate`, :mod:`.generate`, :mod:`.assemble`, :mod:`.data` (Phase-1 files).
+"""
+
+from .analyze import SOURCES, TuringResults, analyze_choices, choice_counts, read_choices
+from .assemble import assemble_mcqs, choices_from_positions
+from .data import misconception_tuples, read_phase1
+from .power import Rates, paper_assumptions, power_normal, power_table, sample_size, simulate_power
+from .simulate import DEFAULT_FREQUENCIES, SimConfig, simulate_study
+from .stats import VERDICTS, batch_tests
+
+__all__ = [
+    "DEFAULT_FREQUENCIES",
+    "SOURCES",
+    "VERDICTS",
+    "Rates",
+    "SimConfig",
+    "TuringResults",
+    "analyze_choices",
+    "assemble_mcqs",
+    "batch_tests",
+    "choice_counts",
+    "choices_from_positions",
+    "misconception_tuples",
+    "paper_assumptions",
+    "power_normal",
+    "power_table",
+    "read_choices",
+    "read_phase1",
+    "sample_size",
+    "simulate_power",
+    "simulate_study",
+]

@@ -1,0 +1,408 @@
+"""P5 runs: ``turing analyze``, ``power`` and ``simulate`` as functions writing run directories
+(``generate`` and ``assemble`` are in their own modules). The CLI is a thin layer over these."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..report import Report
+from ..report.figures import new_figure
+from ..runs import RunDir
+from .analyze import analyze_choices, check_margins, check_phase1, read_choices
+from .power import (
+    Rates,
+    design_effect,
+    paper_assumptions,
+    power_normal,
+    power_table,
+    sample_size,
+    simulate_power,
+)
+from .simulate import AIS, SimConfig, simulate_study
+
+_VERDICT_COLORS = {
+    "draw": "#2ca02c",
+    "human_better": "#1f77b4",
+    "ai_better": "#d62728",
+    "inconclusive": "#7f7f7f",
+    "both_fail": "#9467bd",
+}
+
+__all__ = ["analyze_run", "power_run", "simulate_run", "type1_table"]
+
+_DECISION_RULE = (
+    "Decision rule (checked in this order): draw = TOST shows |p_AI - p_Human| < eps AND both beat "
+    "random by delta; ai_better / human_better = McNemar rejects in that direction AND the winner "
+    "beats random by delta; both_fail = for both, the one-sided test shows p_S - p_R < delta; "
+    "otherwise inconclusive. Pairing: each MCQ is one pair (chose an AI option, chose a human "
+    "option) from the same student on the same question."
+)
+
+
+def analyze_run(
+    out: Path,
+    choices_path: Path,
+    *,
+    eps: float = 0.10,
+    delta: float = 0.05,
+    alpha: float = 0.05,
+    se: str = "clustered",
+    phase1_path: Path | None = None,
+) -> dict:
+    check_margins(eps, delta, alpha)
+    choices = read_choices(choices_path)
+    if phase1_path is not None:
+        check_phase1(choices, phase1_path)
+    res = analyze_choices(choices, eps=eps, delta=delta, alpha=alpha, se=se)
+    inputs = {"choices": choices_path}
+    if phase1_path is not None:
+        inputs["phase1"] = phase1_path
+    run = RunDir(
+        out,
+        command="turing analyze",
+        params={"eps": eps, "delta": delta, "alpha": alpha, "se": se},
+        inputs=inputs,
+    )
+    run.table("rates", res.rates)
+    run.table("tests", res.tests)
+    run.table("mcnemar_table", res.table, index=True)
+    for name, t in res.extra.items():
+        run.table(name, t)
+    run.text("summary.txt", res.summary() + "\n")
+    rep = Report(
+        "Imitation game: analysis", f"{choices_path}: {res.n} MCQs, {res.n_students} students"
+    )
+    rep.section("Verdict").text(
+        f"Verdict with {se} standard errors: {res.verdict}. With naive standard errors: "
+        f"{res.verdicts['naive']}.",
+        _DECISION_RULE,
+    )
+    rep.section("Selection rates").table(res.rates)
+    fig, ax = new_figure(5.5, 3.2)
+    r = res.rates
+    ax.bar(r["source"], r["p"], color=["#888", "#1f77b4", "#ff7f0e", "#2ca02c"])
+    ax.errorbar(
+        r["source"], r["p"],
+        yerr=[r["p"] - r["ci_low_clustered"], r["ci_high_clustered"] - r["p"]],
+        fmt="none", color="k", capsize=4,
+    )  # fmt: skip
+    ax.set_ylabel("share of MCQs (95% clustered CI)")
+    rep.section("Selection rates").figure(fig)
+    rep.section("Tests").table(res.tests, digits=4).table(
+        res.table.reset_index(), caption="McNemar 2x2"
+    )
+    for name, t in res.extra.items():
+        rep.section(name.replace("_", " ")).table(t)
+    results = res.to_dict()
+    run.finish(results, rep.render())
+    return results
+
+
+def type1_table(
+    *,
+    rho_values: list[float],
+    n_students: int = 100,
+    m: int = 25,
+    eps: float = 0.10,
+    delta: float = 0.05,
+    alpha: float = 0.05,
+    reps: int = 2000,
+    seed: int = 0,
+    rates: Rates | None = None,
+) -> pd.DataFrame:
+    """Share of ``draw`` when the truth is exactly |p_AI − p_Human| = ε (the boundary of the
+    equivalence null), clustered vs naive SEs, with the Monte-Carlo bound α + 2·MC-SE."""
+    base = rates or Rates(0.30, 0.30, 0.10)
+    r = Rates(base.ai + eps / 2, base.human - eps / 2, base.random)
+    rows = []
+    for i, rho in enumerate(rho_values):
+        sim = simulate_power(
+            r, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho,
+            reps=reps, seed=seed + 1000 + i,
+        )  # fmt: skip
+        rows.append(
+            {
+                "rho": rho,
+                "design_effect": design_effect(m, rho),
+                "p_ai": r.ai,
+                "p_human": r.human,
+                "draw_rate_clustered": sim["clustered"]["draw"],
+                "draw_rate_naive": sim["naive"]["draw"],
+                "nominal_alpha": alpha,
+                "mc_bound": alpha + 2 * np.sqrt(alpha * (1 - alpha) / reps),
+                "reps": reps,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _type1_figure(t1: pd.DataFrame):
+    fig, ax = new_figure(5.5, 3.4)
+    ax.plot(t1["rho"], t1["draw_rate_naive"], "o-", label="naive SEs", color="#d62728")
+    ax.plot(t1["rho"], t1["draw_rate_clustered"], "s-", label="clustered SEs", color="#1f77b4")
+    ax.axhline(t1["nominal_alpha"].iloc[0], color="k", ls="--", lw=1, label="nominal alpha")
+    ax.axhline(t1["mc_bound"].iloc[0], color="k", ls=":", lw=1, label="alpha + 2 MC-SE")
+    ax.set_xlabel("intra-student correlation rho")
+    ax.set_ylabel("P(draw) when |p_AI - p_H| = eps")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def power_run(
+    out: Path,
+    *,
+    rates: Rates,
+    eps_values: list[float],
+    delta_values: list[float],
+    rho_values: list[float],
+    n_students: int = 100,
+    m: int = 25,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    reps: int = 500,
+    seed: int = 0,
+    log=None,
+) -> dict:
+    for e in eps_values:
+        check_margins(e, min(delta_values), alpha)
+    try:
+        rates.vector()
+    except ValueError as exc:
+        from ..io import InputError
+
+        raise InputError(str(exc)) from None
+    params = {
+        "p_ai": rates.ai, "p_human": rates.human, "p_random": rates.random,
+        "eps": eps_values, "delta": delta_values, "rho": rho_values, "n_students": n_students,
+        "m": m, "alpha": alpha, "power": power, "reps": reps,
+    }  # fmt: skip
+    run = RunDir(out, command="turing power", params=params, seed=seed)
+    t0 = time.perf_counter()
+    table = power_table(
+        eps_values=eps_values, delta_values=delta_values, rho_values=rho_values, rates=rates,
+        n_students=n_students, m=m, alpha=alpha, power=power, reps=reps, seed=seed,
+    )  # fmt: skip
+    run.table("power_table", table)
+    # power curves: draw power vs students at m, per rho (first eps, first delta)
+    eps0, delta0 = eps_values[0], delta_values[0]
+    grid = sorted({max(2, int(x)) for x in np.geomspace(5, max(4 * n_students, 50), 9)})
+    curves = []
+    for rho in rho_values:
+        for g in grid:
+            pn = power_normal(
+                rates, n_students=g, m=m, eps=eps0, delta=delta0, alpha=alpha, rho=rho
+            )
+            curves.append({"rho": rho, "n_students": g, "power_normal": pn["draw"]})
+    curves = pd.DataFrame(curves)
+    sim_pts = []
+    for i, rho in enumerate(rho_values):
+        for g in grid[::2]:
+            s = simulate_power(
+                rates, n_students=g, m=m, eps=eps0, delta=delta0, alpha=alpha, rho=rho,
+                reps=max(100, reps // 2), seed=seed + 500 + 17 * i + g,
+            )  # fmt: skip
+            sim_pts.append({"rho": rho, "n_students": g, "power_sim": s["clustered"]["draw"]})
+    sim_pts = pd.DataFrame(sim_pts)
+    curves = curves.merge(sim_pts, on=["rho", "n_students"], how="left")
+    run.table("power_curves", curves)
+    t1 = type1_table(
+        rho_values=rho_values, n_students=n_students, m=m, eps=eps0, delta=delta0, alpha=alpha,
+        reps=max(reps, 1000), seed=seed, rates=rates,
+    )  # fmt: skip
+    run.table("type1", t1)
+    paper = paper_assumptions()
+    ss = sample_size(rates, eps=eps0, delta=delta0, alpha=alpha, power=power, rho=0.0, m=m)
+    rep = Report(
+        "Imitation game: power and sample size",
+        f"p_AI={rates.ai}, p_Human={rates.human}, p_random={rates.random}, alpha={alpha}, "
+        f"target power {power}, {m} MCQs per student",
+    )
+    sec = rep.section("Assumptions behind ~100 students x ~25 questions")
+    sec.text(
+        f"The paper's sample-size argument treats every answer as independent. With p_AI = "
+        f"p_Human = {paper['p_ai']}, eps = {paper['eps']}, alpha = {paper['alpha']} and power "
+        f"{paper['power']}, the TOST needs {paper['n_mcqs_tost']:.0f} MCQs = "
+        f"{paper['students_tost']} students x 25 questions. Any intra-student correlation rho "
+        "multiplies this by the design effect 1 + (m - 1) rho; the simulation below uses a "
+        "Dirichlet-multinomial student effect, whose intra-student correlation is exactly rho.",
+        f"At this run's rates and eps = {eps0}, delta = {delta0}, rho = 0: "
+        f"{ss['students_tost']} students for the TOST, "
+        f"{max(ss['students_sup_ai'], ss['students_sup_human'])} for superiority over random, "
+        f"{ss['students_draw']} for a draw (all three).",
+    )
+    rep.section("Sample sizes and power over eps, delta, rho").table(table)
+    fig, ax = new_figure(6.0, 3.8)
+    for rho, c in curves.groupby("rho"):
+        (line,) = ax.plot(c["n_students"], c["power_normal"], label=f"rho = {rho}")
+        pts = c.dropna(subset=["power_sim"])
+        ax.plot(pts["n_students"], pts["power_sim"], "o", color=line.get_color())
+    ax.axhline(power, color="k", ls="--", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel(f"students ({m} MCQs each)")
+    ax.set_ylabel("P(draw) when p_AI = p_Human")
+    ax.set_title(
+        f"eps = {eps0}, delta = {delta0}: lines normal approx., dots simulation", fontsize=9
+    )
+    ax.legend(fontsize=8)
+    rep.section("Power curves").figure(fig)
+    rep.section("Type-I error of 'draw' (naive vs clustered SEs)").text(
+        f"Truth exactly on the equivalence boundary: p_AI - p_Human = eps = {eps0}. A valid test "
+        "declares draw in at most alpha of studies. Naive SEs ignore that each student answers "
+        f"{m} MCQs and over-declare draws as rho grows; clustered SEs stay at alpha."
+    ).table(t1, digits=4).figure(_type1_figure(t1))
+    results = {
+        "paper_assumptions": paper,
+        "sample_size_rho0": ss,
+        "power_table": table,
+        "type1": t1,
+        "seconds": time.perf_counter() - t0,
+    }
+    run.finish(results, rep.render())
+    return results
+
+
+def simulate_run(
+    out: Path,
+    cfg: SimConfig,
+    *,
+    n_students_grid: list[int] | None = None,
+    human_accuracies: list[float] | None = None,
+    type1_rhos: list[float] | None = None,
+    log=None,
+) -> dict:
+    cfg.check()
+    grid = n_students_grid if n_students_grid is not None else [5, 10, 20, 40, 100]
+    accs = human_accuracies if human_accuracies is not None else [0.5, 0.7, 0.9]
+    rhos = type1_rhos if type1_rhos is not None else [0.0, 0.1, 0.3, 0.5]
+    params = {k: v for k, v in cfg.__dict__.items() if k not in ("seed",)}
+    params.update({"n_students_grid": grid, "human_accuracies": accs, "type1_rhos": rhos})
+    run = RunDir(out, command="turing simulate", params=params, seed=cfg.seed)
+    t0 = time.perf_counter()
+    main = simulate_study(cfg, n_students_grid=grid, log=log)
+    seconds_main = time.perf_counter() - t0
+    rates = main["rates"]
+    run.table("verdict_rates", rates)
+    run.table("mean_rates", main["means"])
+    run.table("bank_examples", pd.DataFrame(main["bank"].examples))
+    run.table("example_phase2", main["example"])
+    # the human's accuracy: against the oracle AI at the main size
+    acc_rows = []
+    for a in accs:
+        c2 = SimConfig(
+            **{**cfg.__dict__, "human_accuracy": a, "frequencies": dict(cfg.frequencies)}
+        )
+        c2.reps = max(50, cfg.reps // 4)
+        r2 = simulate_study(c2, bank=main["bank"])["rates"]
+        r2 = r2[(r2["se"] == "clustered")]
+        for ai in AIS:
+            sel = r2[r2["ai"] == ai].set_index("verdict")["rate"]
+            acc_rows.append({"human_accuracy": a, "ai": ai, **sel.to_dict()})
+    acc_df = pd.DataFrame(acc_rows)
+    run.table("verdicts_by_human_accuracy", acc_df)
+    t1 = type1_table(
+        rho_values=rhos, n_students=cfg.n_students, m=cfg.n_questions, eps=cfg.eps,
+        delta=cfg.delta, alpha=cfg.alpha, reps=max(1000, cfg.reps), seed=cfg.seed,
+    )  # fmt: skip
+    run.table("type1", t1)
+    main_cl = rates[(rates["se"] == "clustered") & (rates["n_students"] == cfg.n_students)]
+    piv = main_cl.pivot(index="ai", columns="verdict", values="rate").reindex(AIS)
+    oracle_draw = float(piv.loc["oracle", "draw"])
+    # told apart = a decisive verdict that one of the two is better
+    uncond_apart = float(
+        piv.loc["unconditioned", "human_better"] + piv.loc["unconditioned", "ai_better"]
+    )
+    uncond_human_better = float(piv.loc["unconditioned", "human_better"])
+
+    def first_size(ai: str, verdicts: list[str]) -> int | None:
+        r = rates[
+            (rates["se"] == "clustered") & (rates["ai"] == ai) & rates["verdict"].isin(verdicts)
+        ]
+        s = r.groupby("n_students")["rate"].sum()
+        ok = s[s >= 0.8]
+        return int(ok.index.min()) if len(ok) else None
+
+    rep = Report(
+        "Imitation game: simulation study",
+        f"{cfg.n_students} students x {cfg.n_questions} questions, {cfg.reps} replications, "
+        f"human accuracy {cfg.human_accuracy}, eps {cfg.eps}, delta {cfg.delta}, alpha "
+        f"{cfg.alpha}, seed {cfg.seed}",
+    )
+    rep.section("Design").text(
+        "Students hold mal-rules from the library with the population frequencies below (each "
+        "independently; students with none are redrawn). Each of a student's Phase-1 tuples is a "
+        f"slip with probability {cfg.slip}, else the answer of one of their rules on a question of "
+        "that rule's family; Phase 2 asks a new question of the same family on which the same rule "
+        "errs. AIs: oracle (diagnoses the Phase-1 answer with the library and targets that rule), "
+        "unconditioned (the most common misconception on q'), random (a random rule's answer on "
+        f"q'); the human expert diagnoses correctly with probability {cfg.human_accuracy}. "
+        "Duplicated distractors are shown once and credited to both sources. Students choose by "
+        f"the library's response model (p_rule {cfg.p_rule}, 2PL slope {cfg.discrimination}).",
+        _DECISION_RULE,
+    ).table(
+        pd.DataFrame([{"rule": r, "frequency": f} for r, f in cfg.frequencies.items()]),
+        caption="population frequencies",
+    )
+    rep.section("Headline").bullets(
+        [
+            f"Oracle AI vs human: draw in {100 * oracle_draw:.1f}% of replications at "
+            f"{cfg.n_students} x {cfg.n_questions} (80% first reached at "
+            f"{first_size('oracle', ['draw'])} students).",
+            f"Unconditioned AI told apart from the human (human_better or ai_better) in "
+            f"{100 * uncond_apart:.1f}% (human_better {100 * uncond_human_better:.1f}%); 80% "
+            f"first reached at {first_size('unconditioned', ['human_better', 'ai_better'])} "
+            "students.",
+            f"Simulation of {cfg.reps} replications x {len(grid) + 1} sizes x 3 AIs took "
+            f"{seconds_main:.1f} s.",
+        ]
+    )
+    rep.section("Verdict rates at the main size (clustered SEs)").table(piv.reset_index())
+    rep.section("Mean selection rates").table(main["means"])
+    fig, axes = new_figure(9.0, 3.2)
+    fig.clf()
+    axs = fig.subplots(1, 3, sharey=True)
+    for ax, ai in zip(axs, AIS, strict=True):
+        sub = rates[(rates["ai"] == ai) & (rates["se"] == "clustered")]
+        for v in ("draw", "human_better", "ai_better", "inconclusive", "both_fail"):
+            s = sub[sub["verdict"] == v]
+            if s["rate"].max() > 0:
+                ax.plot(s["n_students"], s["rate"], "o-", color=_VERDICT_COLORS[v], label=v)
+        ax.axhline(0.8, color="k", ls="--", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_title(f"{ai} AI vs human", fontsize=9)
+        ax.set_xlabel(f"students ({cfg.n_questions} MCQs each)")
+    axs[0].set_ylabel("share of replications")
+    from matplotlib.lines import Line2D
+
+    axs[-1].legend(
+        [Line2D([], [], color=c, marker="o") for c in _VERDICT_COLORS.values()],
+        list(_VERDICT_COLORS),
+        fontsize=7,
+    )
+    rep.section("Verdict rates vs sample size").figure(fig)
+    rep.section("Verdicts by human accuracy").table(acc_df)
+    rep.section("Type-I error of 'draw' (naive vs clustered SEs)").text(
+        f"Dirichlet-multinomial students (see turing power), p_AI - p_Human = eps = {cfg.eps} "
+        "exactly: draw must be declared in at most alpha of replications."
+    ).table(t1, digits=4).figure(_type1_figure(t1))
+    rep.section("Examples from the question bank").table(
+        pd.DataFrame(main["bank"].examples).head(12)
+    )
+    results = {
+        "oracle_draw_rate": oracle_draw,
+        "unconditioned_told_apart_rate": uncond_apart,
+        "unconditioned_human_better_rate": uncond_human_better,
+        "oracle_80pct_draw_students": first_size("oracle", ["draw"]),
+        "unconditioned_80pct_apart_students": first_size(
+            "unconditioned", ["human_better", "ai_better"]
+        ),
+        "verdicts_main": piv.reset_index(),
+        "type1": t1,
+        "seconds_main_simulation": seconds_main,
+        "seconds": time.perf_counter() - t0,
+    }
+    run.finish(results, rep.render())
+    return results

@@ -1,0 +1,251 @@
+"""``turing power``: how many students × questions a verdict needs.
+
+Two answers, which should agree:
+
+*Closed form* (normal approximation; Chow, Shao & Wang, *Sample Size Calculations in Clinical
+Research*, ch. 3-4). Per MCQ the paired score ``d = [AI] − [human]`` has variance
+``σ²_d = p_AI + p_H − (p_AI − p_H)²`` (the choices are one multinomial draw), and ``s − r``
+likewise for superiority over random. Students answer ``m`` MCQs each with intra-student
+correlation ``ρ``, which inflates every variance by the design effect ``DE = 1 + (m − 1)ρ``
+(Kish). With ``N = G·m`` MCQs:
+
+* TOST at margin ε, true difference Δ: power ≈ ``Φ((ε−Δ)/se − z₁₋α) + Φ((ε+Δ)/se − z₁₋α) − 1``,
+  ``se = σ_d √(DE/N)``; for Δ = 0, ``N = (z₁₋α + z₁₋β/₂)² σ²_d DE / ε²``, otherwise
+  ``N ≈ (z₁₋α + z₁₋β)² σ²_d DE / (ε − |Δ|)²``;
+* superiority of S over random by δ: ``N = (z₁₋α + z₁₋β)² σ²_SR DE / (p_S − p_R − δ)²``;
+* a draw needs all three; its power is approximated by the product of the three powers.
+
+*Simulation* with a student random effect: student ``g``'s choice probabilities are
+``π_g ~ Dirichlet(κ·p)`` around the population rates ``p = (p_correct, p_AI, p_H, p_R)``, and
+their ``m`` choices are ``Multinomial(m, π_g)`` (Dirichlet-multinomial). Every category's
+intra-student correlation is then exactly ``ρ = 1/(κ + 1)`` and the design effect exactly
+``1 + (m − 1)ρ``, so simulation and closed form describe the same population. The simulated
+studies go through the same batched tests and decision rule as ``turing analyze``.
+
+The paper's ~100 students × ~25 questions: its sample-size argument treats all answers as
+independent (ρ = 0). With ``p_AI = p_H = 0.30``, ``ε = 0.05``, ``α = 0.05`` and power 0.90 the
+TOST needs ``(1.645 + 1.645)² · 0.60 / 0.05² = 2,598`` MCQs ≈ 104 students × 25 questions
+(:func:`paper_assumptions`). Any intra-student correlation multiplies that by ``1 + 24ρ``
+(ρ = 0.05 already doubles it) - which the clustered analysis accounts for and the naive one hides.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from .stats import FIELDS, VERDICTS, batch_tests
+
+__all__ = [
+    "Rates",
+    "design_effect",
+    "paper_assumptions",
+    "power_normal",
+    "power_table",
+    "sample_size",
+    "simulate_counts",
+    "simulate_power",
+]
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Population selection rates of the four options (they must sum to 1)."""
+
+    ai: float = 0.30
+    human: float = 0.30
+    random: float = 0.10
+
+    @property
+    def correct(self) -> float:
+        return 1.0 - self.ai - self.human - self.random
+
+    def vector(self) -> np.ndarray:
+        """``(correct, ai, human, random)``."""
+        v = np.array([self.correct, self.ai, self.human, self.random], dtype=float)
+        if (v < 0).any() or (v > 1).any():
+            raise ValueError(f"selection rates must be in [0, 1] and sum to 1: {v}")
+        return v
+
+
+def design_effect(m: int, rho: float) -> float:
+    """Kish's design effect ``1 + (m − 1)ρ`` of ``m`` answers per student."""
+    return 1.0 + (m - 1) * rho
+
+
+def _var_diff(p1: float, p2: float) -> float:
+    return p1 + p2 - (p1 - p2) ** 2
+
+
+def power_normal(
+    rates: Rates, *, n_students: int, m: int, eps: float, delta: float, alpha: float, rho: float
+) -> dict[str, float]:
+    """Normal-approximation power of the TOST, each superiority test, and the draw."""
+    n = n_students * m
+    de = design_effect(m, rho)
+    z = sps.norm.ppf(1 - alpha)
+    se = math.sqrt(_var_diff(rates.ai, rates.human) * de / n)
+    d = abs(rates.ai - rates.human)
+    tost = max(0.0, sps.norm.cdf((eps - d) / se - z) + sps.norm.cdf((eps + d) / se - z) - 1)
+    out = {"tost": tost}
+    for name, p in (("sup_ai", rates.ai), ("sup_human", rates.human)):
+        s = math.sqrt(_var_diff(p, rates.random) * de / n)
+        out[name] = float(sps.norm.cdf((p - rates.random - delta) / s - z))
+    out["draw"] = out["tost"] * out["sup_ai"] * out["sup_human"]
+    return out
+
+
+def sample_size(
+    rates: Rates,
+    *,
+    eps: float,
+    delta: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    rho: float = 0.0,
+    m: int = 25,
+) -> dict[str, float]:
+    """Closed-form MCQs (``n_*``) and students at ``m`` MCQs each (``students_*``) for the TOST,
+    each superiority test, and a draw (smallest G whose approximate draw power reaches ``power``).
+    ``inf`` when a test cannot succeed (|Δ| ≥ ε, or p_S − p_R ≤ δ)."""
+    de = design_effect(m, rho)
+    za, zb = sps.norm.ppf(1 - alpha), sps.norm.ppf(power)
+    d = abs(rates.ai - rates.human)
+    var = _var_diff(rates.ai, rates.human) * de
+    if d == 0:
+        n_tost = (za + sps.norm.ppf(1 - (1 - power) / 2)) ** 2 * var / eps**2
+    elif d < eps:
+        n_tost = (za + zb) ** 2 * var / (eps - d) ** 2
+    else:
+        n_tost = math.inf
+    out = {"n_tost": n_tost}
+    for name, p in (("ai", rates.ai), ("human", rates.human)):
+        gap = p - rates.random - delta
+        out[f"n_sup_{name}"] = (
+            (za + zb) ** 2 * _var_diff(p, rates.random) * de / gap**2 if gap > 0 else math.inf
+        )
+    n_draw = math.inf
+    if all(math.isfinite(v) for v in out.values()):
+        g = max(2, math.ceil(max(out.values()) / m))
+        while g < 10**6:
+            pw = power_normal(rates, n_students=g, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho)[
+                "draw"
+            ]
+            if pw >= power:
+                n_draw = g * m
+                break
+            g += 1
+    out["n_draw"] = n_draw
+    for k in list(out):
+        out["students_" + k[2:]] = math.ceil(out[k] / m) if math.isfinite(out[k]) else math.inf
+    return out
+
+
+def paper_assumptions() -> dict[str, float]:
+    """The assumptions under which ~100 students × ~25 questions comes out (see module doc)."""
+    r = sample_size(Rates(0.30, 0.30, 0.10), eps=0.05, delta=0.05, alpha=0.05, power=0.90, rho=0.0)
+    return {
+        "p_ai": 0.30,
+        "p_human": 0.30,
+        "p_random": 0.10,
+        "eps": 0.05,
+        "alpha": 0.05,
+        "power": 0.90,
+        "rho": 0.0,
+        "m": 25,
+        "n_mcqs_tost": r["n_tost"],
+        "students_tost": r["students_tost"],
+    }
+
+
+def simulate_counts(
+    rng: np.random.Generator, reps: int, n_students: int, m: int, rates: Rates, rho: float
+) -> np.ndarray:
+    """Per-student counts ``[reps, G, 8]`` (:data:`~.stats.FIELDS`) from the Dirichlet-multinomial
+    model with intra-student correlation ``rho`` (0 = independent multinomial answers)."""
+    p = rates.vector()
+    if rho > 0:
+        kappa = 1.0 / rho - 1.0
+        pi = rng.dirichlet(np.maximum(kappa * p, 1e-12), size=(reps, n_students))
+    else:
+        pi = np.broadcast_to(p, (reps, n_students, 4))
+    x = rng.multinomial(m, pi)  # [reps, G, 4]: correct, ai, human, random
+    counts = np.zeros((reps, n_students, len(FIELDS)))
+    counts[..., 0] = m
+    counts[..., 1:5] = x
+    return counts
+
+
+def simulate_power(
+    rates: Rates,
+    *,
+    n_students: int,
+    m: int,
+    eps: float,
+    delta: float,
+    alpha: float = 0.05,
+    rho: float = 0.0,
+    reps: int = 1000,
+    seed: int = 0,
+    chunk: int = 500,
+) -> dict[str, dict[str, float]]:
+    """Share of simulated studies ending in each verdict, for clustered and naive SEs."""
+    rng = np.random.default_rng(seed)
+    tallies = {k: np.zeros(len(VERDICTS)) for k in ("clustered", "naive")}
+    done = 0
+    while done < reps:
+        b = min(chunk, reps - done)
+        bt = batch_tests(
+            simulate_counts(rng, b, n_students, m, rates, rho), eps=eps, delta=delta, alpha=alpha
+        )
+        for k in tallies:
+            tallies[k] += np.bincount(bt.verdict[k], minlength=len(VERDICTS))
+        done += b
+    return {k: dict(zip(VERDICTS, v / reps, strict=True)) for k, v in tallies.items()}
+
+
+def power_table(
+    *,
+    eps_values: list[float],
+    delta_values: list[float],
+    rho_values: list[float],
+    rates: Rates,
+    n_students: int,
+    m: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    reps: int = 500,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """For every (ε, δ, ρ): closed-form sample sizes and the simulated share of draws at
+    ``n_students × m`` (clustered and naive SEs) next to the normal approximation."""
+    rows = []
+    for i, (eps, delta, rho) in enumerate(itertools.product(eps_values, delta_values, rho_values)):
+        ss = sample_size(rates, eps=eps, delta=delta, alpha=alpha, power=power, rho=rho, m=m)
+        pn = power_normal(
+            rates, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho
+        )
+        sim = simulate_power(
+            rates, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho,
+            reps=reps, seed=seed + i,
+        )  # fmt: skip
+        rows.append(
+            {
+                "eps": eps,
+                "delta": delta,
+                "rho": rho,
+                "design_effect": design_effect(m, rho),
+                "students_tost": ss["students_tost"],
+                "students_sup": max(ss["students_sup_ai"], ss["students_sup_human"]),
+                "students_draw": ss["students_draw"],
+                "power_draw_normal": pn["draw"],
+                "power_draw_sim": sim["clustered"]["draw"],
+                "power_draw_sim_naive": sim["naive"]["draw"],
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,410 @@
+"""``turing simulate``: the paper's proposed first experiment, with students whose misconceptions
+are known.
+
+Population (:data:`DEFAULT_FREQUENCIES`, ``--frequencies`` to change it). Nine mal-rules from the
+library, three per problem family (fraction addition, order of operations, whole-number
+subtraction), with long-tailed population frequencies - one common misconception per family and
+rarer ones (the paper's "misconception concentration"). Each student holds each rule
+independently with its frequency; students holding none are redrawn (everyone in the study made
+at least one Phase-1 error, which is what admits them to Phase 2), so the frequencies are those
+*before* this conditioning. Ability ``θ ~ N(0, 1)``.
+
+Phase 1 (a misconception tuple per Phase-2 MCQ; ``m`` per student). Each of a student's tuples is,
+with probability ``slip`` (default 0.10), a careless slip (a nearby wrong number no rule makes:
+:func:`~edueval.misconceptions.slip_answer`) and otherwise the answer of one of the student's
+rules, chosen uniformly, on a question ``q`` drawn with
+``sample_problem(family=…, rule=r)``. Phase 2: the related question ``q′`` is a new problem of the
+same family on which the same rule errs (``sample_problem(family=q.family, rule=r)``). Problems come
+from a seeded bank of ``pool`` (q, q′) pairs per rule, computed once with the library.
+
+Distractor writers on ``q′``:
+
+* ``oracle`` AI: ``diagnose(q, answer)`` - the rules whose answer on ``q`` equals the student's;
+  takes the most frequent of them and writes that rule's answer on ``q′`` (if the diagnosed rule
+  does not err on ``q′``, or the answer was a slip, it falls back to the most common misconception);
+* ``unconditioned`` AI: the answer on ``q′`` of the most frequent population rule that errs on it
+  (the paper's single-phase optimum m* = argmax P(m));
+* ``random`` AI: the answer of a uniformly chosen library rule that errs on ``q′`` (plausible, not
+  personalised);
+* ``human`` expert with accuracy ``a``: with probability ``a`` the oracle's distractor, otherwise a
+  uniformly chosen *other* rule's answer on ``q′`` (a wrong reading of the student).
+
+The MCQ shows the correct answer, the AI's and the human's distractors and a random plausible
+distractor (a slip on ``q′``). Duplicates: a distractor proposed by both AI and human is shown once
+(3 options) and a choice of it counts for both (the McNemar pair is then concordant) - the rule of
+:mod:`edueval.turing.assemble`. The student chooses by the library's response model
+(:mod:`edueval.misconceptions.students`), generalised to ``k`` shown options: with probability
+``p_rule`` a shown distractor that one of their rules produces on ``q′`` (uniformly among such),
+otherwise correct with ``σ(a(θ − b))``, otherwise a uniform guess among the ``k − 1`` distractors.
+
+Vectorised: the bank is built once; every replication's students, tuples and choices are numpy
+arrays ``[replication, student, question]``; per-student counts go through the batched tests of
+:mod:`edueval.turing.stats`. All AIs are evaluated on the same students and tuples (common random
+numbers), each against the same human.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..misconceptions import (
+    RULES,
+    ResponseModel,
+    applicable_rules,
+    correct_answer,
+    diagnose,
+    rule_answer,
+    sample_problem,
+    slip_answer,
+)
+from .stats import FIELDS, VERDICTS, batch_tests
+
+__all__ = [
+    "AIS",
+    "DEFAULT_FREQUENCIES",
+    "Bank",
+    "SimConfig",
+    "build_bank",
+    "option_probabilities",
+    "simulate_study",
+]
+
+AIS = ("oracle", "unconditioned", "random")
+
+#: family -> rule -> population frequency (one common misconception per family, rarer others)
+DEFAULT_FREQUENCIES: dict[str, float] = {
+    "add_across": 0.30,
+    "common_denominator_no_scale": 0.10,
+    "multiply_across": 0.05,
+    "left_to_right": 0.25,
+    "add_before_multiply": 0.08,
+    "add_before_subtract": 0.04,
+    "smaller_from_larger": 0.20,
+    "borrow_no_decrement": 0.07,
+    "zero_instead_of_borrow": 0.03,
+}
+_FAMILY_OF = {
+    "add_across": "fraction_addition",
+    "common_denominator_no_scale": "fraction_addition",
+    "multiply_across": "fraction_addition",
+    "left_to_right": "order_of_operations",
+    "add_before_multiply": "order_of_operations",
+    "add_before_subtract": "order_of_operations",
+    "smaller_from_larger": "whole_subtraction",
+    "borrow_no_decrement": "whole_subtraction",
+    "zero_instead_of_borrow": "whole_subtraction",
+}
+
+
+@dataclass
+class SimConfig:
+    """Parameters of the simulation study (see the module docstring)."""
+
+    n_students: int = 100
+    n_questions: int = 25
+    reps: int = 1000
+    human_accuracy: float = 1.0
+    eps: float = 0.10
+    delta: float = 0.05
+    alpha: float = 0.05
+    slip: float = 0.10
+    p_rule: float = 0.9
+    discrimination: float = 1.0
+    pool: int = 40
+    frequencies: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_FREQUENCIES))
+    seed: int = 0
+    chunk: int = 50
+
+    def check(self) -> None:
+        from ..io import InputError
+        from .analyze import check_margins
+
+        check_margins(self.eps, self.delta, self.alpha)
+        if self.n_students < 2 or self.n_questions < 1 or self.reps < 1:
+            raise InputError("need at least 2 students, 1 question each and 1 replication")
+        for name in ("human_accuracy", "slip", "p_rule"):
+            v = getattr(self, name)
+            if not 0 <= v <= 1:
+                raise InputError(f"--{name.replace('_', '-')} must be in [0, 1], got {v}")
+        for r, f in self.frequencies.items():
+            if r not in RULES:
+                raise InputError(f"unknown mal-rule {r!r} in the frequencies")
+            if not 0 <= f <= 1:
+                raise InputError(f"frequency of {r!r} must be in [0, 1], got {f}")
+        if not any(f > 0 for f in self.frequencies.values()):
+            raise InputError("at least one mal-rule needs a positive frequency")
+
+
+@dataclass
+class Bank:
+    """The precomputed (q, q′) pairs: ``[rule, pool]`` arrays of value ids on q′ (0 = correct,
+    1 = the random slip, 2.. = distinct rule answers; −1 = none)."""
+
+    rules: list[str]
+    freq: np.ndarray  # [K]
+    rule_val: np.ndarray  # [K, P, K] value id of population rule k on q′ (−1: does not err)
+    oracle: np.ndarray  # [K, P] value id the oracle writes when the tuple came from rule r
+    mcm: np.ndarray  # [K, P] most common misconception's value id on q′
+    app: np.ndarray  # [K, P, V] value ids of all library rules erring on q′ (−1 padded)
+    n_app: np.ndarray  # [K, P]
+    difficulty: np.ndarray  # [K, P]
+    examples: list[dict]  # one record per (rule, pool) for the example tables
+    n_values: int
+
+
+def _family_for(rule: str, rng: np.random.Generator) -> str:
+    fam = _FAMILY_OF.get(rule)
+    if fam is not None:
+        return fam
+    fams = list(RULES[rule].families)
+    return fams[int(rng.integers(len(fams)))]
+
+
+def build_bank(frequencies: dict[str, float], pool: int, rng: np.random.Generator) -> Bank:
+    """``pool`` (q, q′) pairs per rule with everything the simulation needs, from the library."""
+    rules = [r for r in RULES if frequencies.get(r, 0) > 0]
+    freq = np.array([frequencies[r] for r in rules], dtype=float)
+    by_freq = sorted(RULES, key=lambda r: (-frequencies.get(r, 0.0), list(RULES).index(r)))
+    k = len(rules)
+    rule_val = np.full((k, pool, k), -1, dtype=np.int16)
+    oracle = np.zeros((k, pool), dtype=np.int16)
+    mcm = np.zeros((k, pool), dtype=np.int16)
+    app = np.full((k, pool, 8), -1, dtype=np.int16)
+    n_app = np.zeros((k, pool), dtype=np.int16)
+    diff = np.zeros((k, pool))
+    examples = []
+    n_values = 2
+    for i, r in enumerate(rules):
+        for j in range(pool):
+            fam = _family_for(r, rng)
+            q = sample_problem(rng, family=fam, rule=r)
+            q2 = sample_problem(rng, family=fam, rule=r)
+            answer1 = rule_answer(q, r)
+            diag = diagnose(q, answer1 or "")
+            errs = applicable_rules(q2)
+            values: dict[str, int] = {correct_answer(q2): 0}
+            slip = slip_answer(q2, rng)
+            values.setdefault(slip, 1)
+            ans = {}
+            for rr in errs:
+                a = rule_answer(q2, rr)
+                ans[rr] = a
+                if a not in values:
+                    values[a] = len(values)
+            n_values = max(n_values, len(values))
+            for kk, rr in enumerate(rules):
+                if rr in ans:
+                    rule_val[i, j, kk] = values[ans[rr]]
+            app_ids = sorted({values[a] for a in ans.values()})
+            app[i, j, : len(app_ids)] = app_ids
+            n_app[i, j] = len(app_ids)
+            top = next(rr for rr in by_freq if rr in ans)  # most common misconception on q′
+            mcm[i, j] = values[ans[top]]
+            guess = min(diag, key=by_freq.index) if diag else None
+            oracle[i, j] = values[ans[guess]] if guess in ans else mcm[i, j]
+            diff[i, j] = q2.difficulty
+            inv = {v: a for a, v in values.items()}
+            examples.append(
+                {
+                    "rule": r,
+                    "question": q.question,
+                    "answer": answer1,
+                    "correct_answer": correct_answer(q),
+                    "diagnosed": "+".join(diag),
+                    "related_question": q2.question,
+                    "related_correct": correct_answer(q2),
+                    "oracle": inv[int(oracle[i, j])],
+                    "unconditioned": inv[int(mcm[i, j])],
+                    "random_distractor": slip,
+                    "family": fam,
+                }
+            )
+    return Bank(rules, freq, rule_val, oracle, mcm, app, n_app, diff, examples, n_values)
+
+
+def _pick(values: np.ndarray, n: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """values[..., floor(u·n)] (n ≥ 1 where used)."""
+    idx = np.minimum((u * np.maximum(n, 1)).astype(int), np.maximum(n - 1, 0))
+    return np.take_along_axis(values, idx[..., None], axis=-1)[..., 0]
+
+
+def option_probabilities(
+    held_ai: np.ndarray,
+    held_human: np.ndarray,
+    shared: np.ndarray,
+    p_solve: np.ndarray,
+    p_rule: float,
+) -> np.ndarray:
+    """P(correct, AI option, human option, random option) under the library's response model
+    (:mod:`edueval.misconceptions.students`) with the options actually shown: a shared AI/human
+    option is one option (its probability is in the AI slot, the human slot is 0), so the guess
+    is spread over 2 distractors instead of 3. ``held_*``: the student's own rules produce that
+    option on q′ (the random slip never is)."""
+    held_ai = np.asarray(held_ai, dtype=bool)
+    held_h = np.asarray(held_human, dtype=bool) & ~np.asarray(shared, dtype=bool)
+    n_held = held_ai.astype(float) + held_h
+    act = p_rule * (n_held > 0)
+    rest = 1.0 - act
+    n_dis = np.where(shared, 2.0, 3.0)
+    guess = rest * (1.0 - p_solve) / n_dis
+    denom = np.maximum(n_held, 1.0)
+    p_ai = act * held_ai / denom + guess
+    p_h = np.where(shared, 0.0, act * held_h / denom + guess)
+    return np.stack([rest * p_solve, p_ai, p_h, guess], axis=-1)
+
+
+def _draw_students(rng: np.random.Generator, shape: tuple[int, int], freq: np.ndarray):
+    holds = rng.random((*shape, len(freq))) < freq
+    none = ~holds.any(axis=-1)
+    while none.any():
+        holds[none] = rng.random((int(none.sum()), len(freq))) < freq
+        none = ~holds.any(axis=-1)
+    return holds
+
+
+def _chunk(rng: np.random.Generator, bank: Bank, cfg: SimConfig, reps: int, g: int):
+    """One chunk of replications: per-student counts for every AI, and the tuple-level arrays."""
+    m = cfg.n_questions
+    k, pool = bank.oracle.shape
+    holds = _draw_students(rng, (reps, g), bank.freq)  # [R, G, K]
+    ability = rng.normal(size=(reps, g))
+    shape = (reps, g, m)
+    # Phase 1: source rule of each tuple (uniform among held), or a slip
+    n_held = holds.sum(-1)
+    kth = np.minimum((rng.random(shape) * n_held[..., None]).astype(int), n_held[..., None] - 1)
+    cum = np.cumsum(holds, axis=-1)  # [R, G, K]
+    src = (cum[:, :, None, :] > kth[..., None]).argmax(-1)  # [R, G, m]
+    is_slip = rng.random(shape) < cfg.slip
+    src = np.where(is_slip, rng.integers(k, size=shape), src)
+    j = rng.integers(pool, size=shape)
+    oracle = np.where(is_slip, bank.mcm[src, j], bank.oracle[src, j])
+    mcm = bank.mcm[src, j]
+    app = bank.app[src, j]  # [R, G, m, V]
+    n_app = bank.n_app[src, j]
+    # human: oracle w.p. accuracy, else another rule's answer on q′
+    others = np.where(app == oracle[..., None], -1, app)
+    others = -np.sort(-others, axis=-1)  # valid ids first
+    n_oth = (others >= 0).sum(-1)
+    wrong = _pick(others, n_oth, rng.random(shape))
+    wrong = np.where(n_oth > 0, wrong, mcm)
+    human = np.where(rng.random(shape) < cfg.human_accuracy, oracle, wrong)
+    ais = {
+        "oracle": oracle,
+        "unconditioned": mcm,
+        "random": _pick(app, n_app, rng.random(shape)),
+    }
+    # which values on q′ the student's own rules produce
+    rv = bank.rule_val[src, j]  # [R, G, m, K]
+    hk = holds[:, :, None, :] & (rv >= 0)  # [R, G, m, K]: held rules that err on q′
+
+    def held(value: np.ndarray) -> np.ndarray:
+        """Whether one of the student's own rules produces ``value`` on q′."""
+        return (hk & (rv == value[..., None])).any(-1)
+
+    held_h = held(human)
+    sig = 1.0 / (1.0 + np.exp(-cfg.discrimination * (ability[..., None] - bank.difficulty[src, j])))
+    u = rng.random(shape)  # one uniform per MCQ, shared by the AIs (common random numbers)
+    out = {}
+    for name, ai in ais.items():
+        shared = ai == human
+        probs = option_probabilities(held(ai), held_h, shared, sig, cfg.p_rule)
+        # options: 0 correct, 1 AI, 2 human (probability 0 when shared), 3 random
+        choice = (u[..., None] >= np.cumsum(probs, axis=-1)[..., :3]).sum(-1)
+        a_ch = choice == 1
+        h_ch = (choice == 2) | (a_ch & shared)
+        counts = np.zeros((reps, g, len(FIELDS)))
+        counts[..., 0] = m
+        counts[..., 1] = (choice == 0).sum(-1)
+        counts[..., 2] = a_ch.sum(-1)
+        counts[..., 3] = h_ch.sum(-1)
+        counts[..., 4] = (choice == 3).sum(-1)
+        counts[..., 5] = (a_ch & shared).sum(-1)
+        out[name] = {"counts": counts, "choice": choice, "shared": shared}
+    return out, {"src": src, "j": j, "is_slip": is_slip, "holds": holds}
+
+
+def simulate_study(
+    cfg: SimConfig,
+    *,
+    n_students_grid: list[int] | None = None,
+    bank: Bank | None = None,
+    log=None,
+) -> dict:
+    """Verdict rates of every AI against the human over ``cfg.reps`` replications, at
+    ``cfg.n_students`` and at each size of ``n_students_grid``. Returns a dict with ``rates``
+    (long DataFrame: ai, n_students, se, verdict, rate), ``means`` (mean p̂ per AI), the bank, and
+    ``example`` (replication 0 at ``cfg.n_students`` as Phase-2 rows for ``turing analyze``)."""
+    cfg.check()
+    rng = np.random.default_rng(cfg.seed)
+    if bank is None:
+        bank = build_bank(cfg.frequencies, cfg.pool, rng)
+    sizes = sorted(set([cfg.n_students] + list(n_students_grid or [])))
+    rows = []
+    means = []
+    example = None
+    for g in sizes:
+        tallies = {a: {k: np.zeros(len(VERDICTS)) for k in ("clustered", "naive")} for a in AIS}
+        psum = {a: np.zeros(4) for a in AIS}
+        done = 0
+        while done < cfg.reps:
+            b = min(cfg.chunk, cfg.reps - done)
+            res, tup = _chunk(rng, bank, cfg, b, g)
+            for a in AIS:
+                counts = res[a]["counts"]
+                bt = batch_tests(counts, eps=cfg.eps, delta=cfg.delta, alpha=cfg.alpha)
+                for kind in ("clustered", "naive"):
+                    tallies[a][kind] += np.bincount(bt.verdict[kind], minlength=len(VERDICTS))
+                psum[a] += [bt.p[s].sum() for s in ("correct", "ai", "human", "random")]
+            if example is None and g == cfg.n_students:
+                example = _example_rows(res["oracle"], tup, bank)
+            done += b
+        if log:
+            log(f"  {g} students x {cfg.n_questions} questions: {cfg.reps} replications done")
+        for a in AIS:
+            for kind in ("clustered", "naive"):
+                for v, c in zip(VERDICTS, tallies[a][kind], strict=True):
+                    rows.append(
+                        {"ai": a, "n_students": g, "se": kind, "verdict": v, "rate": c / cfg.reps}
+                    )
+            pm = psum[a] / cfg.reps
+            means.append(
+                {"ai": a, "n_students": g, "p_correct": pm[0], "p_ai": pm[1], "p_human": pm[2],
+                 "p_random": pm[3]}
+            )  # fmt: skip
+    return {
+        "rates": pd.DataFrame(rows),
+        "means": pd.DataFrame(means),
+        "bank": bank,
+        "example": example,
+    }
+
+
+def _example_rows(res: dict, tup: dict, bank: Bank) -> pd.DataFrame:
+    """Replication 0 as Phase-2 rows ``student, question, chosen, rule`` (chosen as analyze reads
+    it: ``ai+human`` for a shared option)."""
+    choice = res["choice"][0]
+    shared = res["shared"][0]
+    g, m = choice.shape
+    names = np.array(["correct", "ai", "human", "random"], dtype=object)
+    chosen = names[choice]
+    chosen = np.where((choice == 1) & shared, "ai+human", chosen)
+    src = tup["src"][0]
+    rule = np.array(bank.rules, dtype=object)[src]
+    rule = np.where(tup["is_slip"][0], "(slip)", rule)
+    width = len(str(g - 1))
+    return pd.DataFrame(
+        {
+            "student": np.repeat([f"s{i:0{width}d}" for i in range(g)], m),
+            "question": np.tile([f"q{t + 1:02d}" for t in range(m)], g),
+            "chosen": chosen.ravel(),
+            "phase1_source": rule.ravel(),
+        }
+    )
+
+
+def response_model(cfg: SimConfig) -> ResponseModel:
+    """The library response model with this configuration's parameters."""
+    return ResponseModel(p_rule=cfg.p_rule, discrimination=cfg.discrimination)
