@@ -96,6 +96,89 @@ def run_demo(
             ),
         }
     )
+    # P5: the imitation game - the simulation study (+ one generate call with the local model)
+    from .turing.pipeline import simulate_run
+    from .turing.simulate import SimConfig
+
+    p5 = SimConfig(reps=200 if quick else 1000, seed=seed)
+    log(f"P5 imitation game: simulation study, {p5.reps} replications of 100 students x 25 MCQs")
+    r5 = simulate_run(
+        out / "turing-simulate", p5, n_students_grid=[5, 10, 20, 40] if not quick else [5, 20]
+    )
+    t1 = r5["type1"].iloc[-1]
+    gen_note = ""
+    if not quick:  # one real conditioned-distractor request to the embedded model (~15 s)
+        import pandas as pd
+
+        from .models import get_model
+        from .turing.generate import generate_run
+
+        ex = pd.read_csv(out / "turing-simulate" / "bank_examples.csv", dtype=str).head(1)
+        p1 = out / "turing-generate" / "phase1.csv"
+        p1.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(
+            {"student": ["s0"], "question": ex["question"], "answer": ex["answer"],
+             "correct_answer": ex["correct_answer"]}
+        ).to_csv(p1, index=False)  # fmt: skip
+        log("P5 turing generate: one Phase-1 tuple, embedded model (SmolLM2)")
+        g5 = generate_run(
+            out / "turing-generate", p1,
+            open_model=lambda log_path: get_model("local", log_path=log_path),
+            model_name="local", max_tokens=120,
+        )  # fmt: skip
+        gen_note = (
+            f" A one-tuple turing generate with the embedded model (turing-generate/report.html):"
+            f" status {', '.join(f'{k} {v}' for k, v in g5['status'].items() if v)}."
+        )
+    entries.append(
+        {
+            "name": "P5 — The imitation game (simulation study)",
+            "href": "turing-simulate/report.html",
+            "summary": (
+                f"Simulated students holding known mal-rules, {p5.reps} replications at "
+                f"{p5.n_students} x {p5.n_questions}: the oracle AI draws with an equally good "
+                f"human in {100 * r5['oracle_draw_rate']:.0f}%, the unconditioned AI is told "
+                f"apart in {100 * r5['unconditioned_told_apart_rate']:.0f}%. Type-I error of "
+                f"'draw' at rho = {t1['rho']}: clustered {t1['draw_rate_clustered']:.3f}, naive "
+                f"{t1['draw_rate_naive']:.3f} (nominal {t1['nominal_alpha']})." + gen_note
+            ),
+        }
+    )
+    # P4: item analysis on a synthetic classroom, then QG-SMS with the embedded model
+    from .items.pipeline import simulate_run as items_simulate_run
+    from .items.simulate import ClassroomConfig
+    from .models import get_model as _get_model
+    from .qgsms import MethodConfig, run_qgsms
+
+    room = ClassroomConfig(n_students=60, n_materials=1, questions_per_material=6, seed=seed)
+    log("P4 test-item analysis: synthetic classroom; QG-SMS with the embedded model (SmolLM2)")
+    r4s = items_simulate_run(out / "items-simulate", room)
+    p4_methods = ["vanilla", "qg-sms"] if quick else ["vanilla", "cot", "qg-sms", "direct"]
+    r4 = run_qgsms(
+        out / "qgsms", out / "items-simulate" / "pairs.csv",
+        out / "items-simulate" / "items.jsonl", methods=p4_methods,
+        open_model=lambda log_path: _get_model("local", log_path=log_path),
+        model_name="local", cfg=MethodConfig(), limit=1, seed=seed,
+    )  # fmt: skip
+    acc4 = r4["accuracy"]
+    entries.append(
+        {
+            "name": "P4 — Test-item analysis and QG-SMS",
+            "href": "qgsms/report.html",
+            "summary": (
+                f"{r4s['n_items']} generated questions x {r4s['n_students']} simulated students "
+                "(items-simulate/report.html: DF, DC, DE, labelled pairs "
+                + ", ".join(f"{d} {n}" for d, n in r4s["pairs"].items())
+                + "); one pair per dimension judged in both orders by the embedded model: "
+                + "; ".join(
+                    f"{m} AA {acc4[m]['all']['AA']:.2f} CA {acc4[m]['all']['CA']:.2f}"
+                    for m in p4_methods
+                    if m in acc4
+                )  # fmt: skip
+                + ". A 135M model is near chance; point --model at a real model."
+            ),
+        }
+    )
     index = out / "index.html"
     atomic_write(
         index,
