@@ -29,14 +29,20 @@ def main() -> None:
         for scoring in ("generate", "logprob"):
             t0 = time.perf_counter()
             res = run_malalgo(
-                Path(tmp) / scoring, path, model_name="local", scoring=scoring, seed=args.seed,
+                Path(tmp) / scoring,
+                path,
+                model_name="local",
+                scoring=scoring,
+                seed=args.seed,
                 open_model=lambda log_path: get_model("local", no_cache=True, log_path=log_path),
             )
             dt = time.perf_counter() - t0
-            print(f"{scoring:9s}: {res['n_prompts']} prompts in {dt:6.1f} s "
-                  f"({dt / res['n_prompts']:.2f} s/prompt), unparseable {res['n_unparseable']}, "
-                  f"failed {res['n_failed']}, MCQ {res['mcq']['accuracy']:.2f}, "
-                  f"AIA {res['aia']['accuracy']:.2f}, MIA {res['mia']['accuracy']:.2f}")
+            print(
+                f"{scoring:9s}: {res['n_prompts']} prompts in {dt:6.1f} s "
+                f"({dt / res['n_prompts']:.2f} s/prompt), unparseable {res['n_unparseable']}, "
+                f"failed {res['n_failed']}, MCQ {res['mcq']['accuracy']:.2f}, "
+                f"AIA {res['aia']['accuracy']:.2f}, MIA {res['mia']['accuracy']:.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -179,11 +179,11 @@ class RunDir:
         return path
 
     def figure(self, name: str, fig: Any) -> Path:
-        """Save a matplotlib figure as ``figures/name.png``."""
+        """Save a matplotlib figure (or PNG bytes already rendered) as ``figures/name.png``."""
         from .report.figures import png_bytes
 
         path = self.path / "figures" / f"{name}.png"
-        atomic_write(path, png_bytes(fig))
+        atomic_write(path, fig if isinstance(fig, bytes) else png_bytes(fig))
         self.figures[name] = path
         return path
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..io import InputError
 from ..report import Report
-from ..report.figures import new_figure
+from ..report.figures import new_figure, png_bytes
 from ..runs import RunDir
 from ..seeding import rng
 from .bkt import BKT, forward_sequences, simulate
@@ -20,7 +20,7 @@ from .mastery import first_crossing, mol_summary
 from .metrics import evaluate
 from .params import PAPER_RANGES, params_matrix, random_params, read_params
 from .study import StudyConfig, headline, run_study
-from .study_report import figures as study_figures
+from .study_report import figures_of as study_figures
 from .study_report import study_report
 
 __all__ = ["simulate_run", "predict_run", "fit_run", "evaluate_run", "study_run"]
@@ -332,7 +332,9 @@ def study_run(out: Path, config: StudyConfig, *, sensitivity: bool = True) -> di
     result = run_study(config)
     variant = None
     if sensitivity:
-        variant = run_study(StudyConfig(**{**asdict(config), "prose_prior": True}))
+        variant = run_study(
+            StudyConfig(**{**asdict(config), "prose_prior": True, "knowledge_metrics": False})
+        )
     run.table("scores", result.scores)
     run.table("truth", result.truth.reset_index())
     run.table("candidates", result.candidates.reset_index())
@@ -343,8 +345,9 @@ def study_run(out: Path, config: StudyConfig, *, sensitivity: bool = True) -> di
     if variant is not None:
         run.table("sensitivity_table3", variant.table3)
         run.table("sensitivity_experiment3", variant.experiment3)
-    for name, fig in study_figures(result).items():
-        run.figure(name, fig)
+    pngs = {name: png_bytes(fig) for name, fig in study_figures(result).items()}
+    for name, png in pngs.items():
+        run.figure(name, png)
     results = headline(result)
     if variant is not None:
         results["sensitivity_prose_prior"] = {
@@ -352,5 +355,5 @@ def study_run(out: Path, config: StudyConfig, *, sensitivity: bool = True) -> di
                 zip(variant.table3["metric"], variant.table3["n_true_first"], strict=True)
             ),
         }
-    run.finish(results, study_report(result, variant).render())
+    run.finish(results, study_report(result, variant, figures=pngs).render())
     return results

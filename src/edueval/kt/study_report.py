@@ -23,12 +23,12 @@ from .study import (
     table2,
 )
 
-__all__ = ["study_report", "discussion", "figures"]
+__all__ = ["study_report", "discussion", "figures_of"]
 
 LL_FAMILY = ("loglik", "aic", "aicc", "bic", "cbd", "rmse")
 
 
-def figures(result: StudyResult) -> dict[str, object]:
+def figures_of(result: StudyResult) -> dict[str, object]:
     """Matplotlib figures: one per table."""
     figs = {}
     t2 = result.table2.set_index("metric")
@@ -247,7 +247,9 @@ def discussion(result: StudyResult, variant: StudyResult | None = None) -> list[
     return out
 
 
-def study_report(result: StudyResult, variant: StudyResult | None = None) -> Report:
+def study_report(
+    result: StudyResult, variant: StudyResult | None = None, *, figures: dict | None = None
+) -> Report:
     cfg = result.config
     rep = Report(
         "Knowledge tracing: moment of learning (Pardos & Yudelson replication)",
@@ -255,7 +257,7 @@ def study_report(result: StudyResult, variant: StudyResult | None = None) -> Rep
         f"{1 + len(result.candidates)} candidate parameter sets, threshold {cfg.threshold}, "
         f"seed {cfg.seed}; ran in {result.seconds:.1f} s.",
     )
-    figs = figures(result)
+    figs = figures_of(result) if figures is None else figures
     rep.section("What this study asks").text(
         "If a student model predicts answers well, does it also know when a student learned? We "
         "simulate students from known Bayesian Knowledge Tracing parameters, predict them with 16 "
