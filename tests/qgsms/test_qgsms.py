@@ -72,21 +72,19 @@ def make_script(room, verdict: str = "perfect", bad_predictions: bool = False):
                                             for i in range(n)]})  # fmt: skip
         if title == "predictions":
             st = schema["properties"]["students"]
-            names = st["items"]["properties"]["name"]["enum"]
-            opts = {s: st["items"]["properties"][s]["anyOf"] for s in ("a", "b")}
-            out = []
+            names = st["required"]
+            out = {}
             for i, name in enumerate(names):
-                row = {"name": name}
+                opts = {s: st["properties"][name]["properties"][s]["anyOf"] for s in ("a", "b")}
+                row = {}
                 for s in ("a", "b"):
                     key = opts[s][0]["properties"]["choice"]["const"]
                     wrong = opts[s][1]["properties"]["choice"]["enum"]
                     ok = (i + (s == "b")) % 2 == 0
                     row[s] = {"correct": ok, "choice": key if ok else wrong[i % len(wrong)]}
-                out.append(row)
-            if bad_predictions and not body.get("temperature"):
-                out = out[:-1]  # incomplete on the greedy attempt; retries (sampled) are fine
-            if bad_predictions == "always":
-                out = out[:-1]
+                out[name] = row
+            if bad_predictions and (not body.get("temperature") or bad_predictions == "always"):
+                out.pop(names[-1])  # incomplete (on the greedy attempt; or always)
             return json.dumps({"students": out})
         if title == "criteria":
             return json.dumps({"criteria": ["clear", "on topic", "fair"]})
@@ -104,15 +102,16 @@ def make_script(room, verdict: str = "perfect", bad_predictions: bool = False):
     return script
 
 
-def _run(tmp_path, room, script, methods, **kw):
+def _run(tmp_path, room, script, methods, pairs_file="small_pairs.csv", **kw):
     path, _, _ = room
+    kw.setdefault("bradley_terry", False)  # the ranking's NUTS fit is tested on its own
     with ScriptedServer(script) as server:
 
         def opener(log_path):
             return get_model("openai/scripted", base_url=server.url, cache_dir=tmp_path / "c",
                              log_path=log_path)  # fmt: skip
 
-        res = run_qgsms(tmp_path / "out", path / "small_pairs.csv", path / "items.jsonl",
+        res = run_qgsms(tmp_path / "out", path / pairs_file, path / "items.jsonl",
                         methods=methods, open_model=opener, model_name="scripted", **kw)  # fmt: skip
     return res, server
 
@@ -173,7 +172,8 @@ def test_robustness_repeats_and_score_command(tmp_path, room, cli):
     # and 0.5 for b -> all ties
     acc = res["accuracy"]["direct"]
     assert acc["DF"]["ties"] == 2 * acc["DF"]["pairs"]
-    r = cli("qgsms", "score", tmp_path / "out" / "judgements.csv", "--out", tmp_path / "s")
+    r = cli("qgsms", "score", tmp_path / "out" / "judgements.csv", "--no-bt", "--out",
+            tmp_path / "s")  # fmt: skip
     assert r.code == 0, r.err
     again = json.loads((tmp_path / "s" / "results.json").read_text())
     assert again["accuracy"] == json.loads(json.dumps(res["accuracy"]))
@@ -227,3 +227,127 @@ def test_bad_pairs_are_one_line(tmp_path, room, cli):
     r = cli("qgsms", "run", path / "small_pairs.csv", path / "items.jsonl", "--method", "nope",
             "--out", tmp_path / "o2")  # fmt: skip
     assert r.code == 2 and "unknown method 'nope'" in r.err
+
+
+# -- the ranking extension ------------------------------------------------------------------------
+
+
+def test_ranking_score_and_statistics_by_hand():
+    from scipy import stats
+
+    from edueval.qgsms import anova, rank_correlations, ranking_scores, true_measures
+
+    # three questions on DE (true DE 3, 2, 0 -> x, y, z); every pair in both orders
+    measure = {"x": 3.0, "y": 2.0, "z": 0.0, "w": 2.0}
+    rows = []
+    verdicts = {  # pair: (a, b, chosen in order 1, chosen in order 2)
+        "p1": ("x", "y", "x", "x"),  # x preferred in both orders: x +1, y +0
+        "p2": ("x", "z", "x", "z"),  # split: x +0.5, z +0.5
+        "p3": ("y", "z", "y", ""),  # order 2 failed: y +0.5, z +0
+        "p4": ("w", "z", "w", "w"),
+        "p5": ("w", "x", "x", "w"),
+    }
+    for pid, (q1, q2, c1, c2) in verdicts.items():
+        for order, (a, b, c) in enumerate(((q1, q2, c1), (q2, q1, c2)), start=1):
+            rows.append({"method": "m", "pair_id": pid, "dimension": "DE", "order": order,
+                         "a": a, "b": b, "chosen": c, "verdict": "" if not c else
+                         ("a" if c == a else "b"), "status": "ok" if c else "failed",
+                         "measure_a": measure[a], "measure_b": measure[b]})  # fmt: skip
+    j = pd.DataFrame(rows)
+    sc = ranking_scores(j, true_measures(j)).set_index("item")
+    assert sc.loc["x", "score"] == pytest.approx((1 + 0.5 + 0.5) / 3, abs=1e-12)
+    assert sc.loc["y", "score"] == pytest.approx((0 + 0.5) / 2, abs=1e-12)
+    assert sc.loc["z", "score"] == pytest.approx((0.5 + 0 + 0) / 3, abs=1e-12)
+    assert sc.loc["w", "score"] == pytest.approx((1 + 0.5) / 2, abs=1e-12)
+    assert sc["pairs"].to_dict() == {"w": 2, "x": 3, "y": 2, "z": 3}
+    assert sc["measure"].to_dict() == measure
+    rc = rank_correlations(sc.reset_index()).iloc[0]
+    x, y = sc["score"].to_numpy(), sc["measure"].to_numpy()
+    assert rc["spearman"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert rc["kendall"] == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+    assert rc["pearson"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    av = anova(sc.reset_index()).iloc[0]
+    f = stats.f_oneway(sc.loc[["x"], "score"], sc.loc[["y", "w"], "score"], sc.loc[["z"], "score"])
+    assert av["groups"] == 3 and av["F"] == pytest.approx(f.statistic, rel=1e-12)
+    assert av["p_value"] == pytest.approx(f.pvalue, rel=1e-12)
+
+
+def test_perfect_judge_ranks_every_question_in_order(tmp_path, room, cli):
+    """All pairs of one material (alpha 0 for DF and DE): with a perfect judge the 1 / 0.5 score
+    and P2's Bradley-Terry ability order the questions exactly as the true measure."""
+    from scipy import stats
+
+    from edueval.items.pairs import make_pairs
+
+    path, _, items = room
+    st = pd.read_csv(path / "item_stats.csv")
+    st = st[st["material"] == st["material"].iloc[0]]
+    allp = make_pairs(st, dimensions=["DF", "DE"], alpha={"DF": 0, "DE": 0}, seed=1)
+    allp.to_csv(path / "all_pairs.csv", index=False)
+    script = make_script((path, allp.astype(str), items))
+    res, _ = _run(tmp_path, room, script, ["vanilla"], pairs_file="all_pairs.csv",
+                  bradley_terry=True)  # fmt: skip
+    sc = pd.read_csv(tmp_path / "out" / "ranking.csv")
+    rc = pd.read_csv(tmp_path / "out" / "rank_correlations.csv")
+    for d in ("DF", "DE"):
+        g = sc[sc["dimension"] == d]
+        truth = st.set_index("item").loc[g["item"], d].to_numpy()
+        assert np.allclose(g["measure"], truth, atol=1e-12)
+        # a perfect judge: the score is the share of the question's pairs it should win
+        n = len(g)
+        assert n >= 3
+        r = rc[(rc["dimension"] == d) & (rc["ranking"] == "score")].iloc[0]
+        assert r["spearman"] == pytest.approx(1.0, abs=1e-12)
+        assert r["kendall"] == pytest.approx(1.0, abs=1e-12)
+        assert r["pearson"] == pytest.approx(
+            stats.pearsonr(g["score"], g["measure"]).statistic, abs=1e-12
+        )
+        # Bradley-Terry: every question with a higher true measure gets a higher ability (within
+        # a group of equal DE the posterior means differ only by Monte Carlo noise)
+        lev = g.groupby("measure")["bt_alpha"].agg(["min", "max"]).sort_index()
+        assert (lev["min"].to_numpy()[1:] > lev["max"].to_numpy()[:-1]).all()
+        b = rc[(rc["dimension"] == d) & (rc["ranking"] == "bradley_terry")].iloc[0]
+        assert b["spearman"] > (0.9 if d == "DF" else 0.7)
+        assert res["ranking"]["vanilla"][d]["score"]["spearman"] == pytest.approx(1.0)
+    de = sc[sc["dimension"] == "DE"]
+    if de["measure"].nunique() >= 2:
+        assert res["anova_DE"]["vanilla"]["p_value"] < 0.05 or not np.isfinite(
+            res["anova_DE"]["vanilla"]["F"]
+        ) or res["anova_DE"]["vanilla"]["F"] > 1  # fmt: skip
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Ranking the questions" in html
+    # `qgsms score` recomputes the same ranking from judgements.csv
+    r = cli("qgsms", "score", tmp_path / "out" / "judgements.csv", "--no-bt", "--out",
+            tmp_path / "s")  # fmt: skip
+    assert r.code == 0, r.err
+    again = pd.read_csv(tmp_path / "s" / "ranking.csv")
+    assert np.allclose(again["score"], sc["score"], atol=1e-12)
+
+
+def test_repeated_profile_names_are_predicted_once_each(room):
+    """Step 1 keeps a repeated name as a separate student ("Ana (2)"); step 2's schema is an
+    object with one required key per name, so no name can be written twice or left out."""
+    from edueval.items.data import read_items
+    from edueval.models import ChatResult
+    from edueval.qgsms.methods import MethodConfig, predictions_ask, profile_job
+
+    path, pairs, _ = room
+    items = {r["item"]: r for r in read_items(path / "items.jsonl").to_dict("records")}
+    job = profile_job("M1", "material", MethodConfig())
+    (ask,) = next(job)
+    twice = [{"name": "Ana", "understanding": f"u{i}"} for i in range(10)]
+    res = ChatResult(text=json.dumps({"students": twice}))
+    profiles = ask.parse(res)
+    names = [p["name"] for p in profiles]
+    assert names[:3] == ["Ana", "Ana (2)", "Ana (3)"] and len(set(names)) == 10
+    a, b = items[pairs.iloc[0]["q1"]], items[pairs.iloc[0]["q2"]]
+    pask = predictions_ask(profiles, a, b, MethodConfig(), "t")
+    schema = pask.build(0).json_schema["properties"]["students"]
+    assert schema["required"] == names and set(schema["properties"]) == set(names)
+    right = {"correct": True, "choice": a["answer"]}
+    rb = {"correct": True, "choice": b["answer"]}
+    full = {n: {"a": right, "b": rb} for n in names}
+    got = pask.parse(ChatResult(text=json.dumps({"students": full})))
+    assert [g["name"] for g in got] == names
+    del full["Ana (2)"]
+    assert pask.parse(ChatResult(text=json.dumps({"students": full}))) is None

@@ -20,7 +20,9 @@ from . import kt, malalgo
 from . import models as models_cmd
 from . import pairwise as pairwise_cmd
 from . import qgsms as qgsms_cmd
+from . import study as study_cmd
 from . import turing as turing_cmd
+from . import tutor as tutor_cmd
 
 app = typer.Typer(
     name="edueval",
@@ -36,7 +38,9 @@ app.add_typer(malalgo.app, name="malalgo")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(pairwise_cmd.app, name="pairwise")
 app.add_typer(qgsms_cmd.app, name="qgsms")
+app.add_typer(study_cmd.app, name="study")
 app.add_typer(turing_cmd.app, name="turing")
+app.add_typer(tutor_cmd.app, name="tutor")
 app.command("demo")(demo_cmd.demo)
 
 

@@ -56,6 +56,10 @@ def run(
     retries: Annotated[int, typer.Option(help="Retries of a malformed step output.")] = 2,
     repeats: Annotated[int, typer.Option(help="Profile robustness: repeat steps 1-2 R times.")] = 1,
     limit: Annotated[int | None, typer.Option(help="First N pairs per dimension.")] = None,
+    bt: Annotated[
+        bool,
+        typer.Option("--bt/--no-bt", help="Fit P2's Bradley-Terry model for the question ranking."),
+    ] = True,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
     max_connections: MaxConnectionsOption = 8,
@@ -64,7 +68,8 @@ def run(
     seed: SeedOption = 0,
     out: OutOption = None,
 ) -> None:
-    """Judge every pair in both orders; AA, CA, binomial tests, accuracy vs alpha, cost."""
+    """Judge every pair in both orders; AA, CA, binomial tests, accuracy vs alpha, cost, and a
+    ranking of the questions (1 / 0.5 score, Bradley-Terry) against the true measure."""
     from ..models import default_model_spec
     from ..qgsms import MethodConfig, run_qgsms
 
@@ -79,7 +84,8 @@ def run(
     cfg = MethodConfig(n_profiles=profiles, personas=personas, rounds=rounds)
     res = run_qgsms(path, pairs, items, methods=method or ["vanilla", "qg-sms"],
                     open_model=opener, model_name=spec, cfg=cfg, retries=retries,
-                    repeats=repeats, limit=limit, seed=seed, log=say)  # fmt: skip
+                    repeats=repeats, limit=limit, seed=seed, bradley_terry=bt,
+                    log=say)  # fmt: skip
     say(_line(res))
     done(path)
 
@@ -87,12 +93,18 @@ def run(
 @app.command()
 def score(
     judgements: Annotated[list[Path], typer.Argument(help="judgements.csv of one or more runs.")],
+    bt: Annotated[
+        bool,
+        typer.Option("--bt/--no-bt", help="Fit P2's Bradley-Terry model for the question ranking."),
+    ] = True,
+    seed: SeedOption = 0,
     out: OutOption = None,
 ) -> None:
-    """Recompute AA/CA, binomial tests and accuracy vs alpha from judgements.csv files."""
+    """Recompute AA/CA, binomial tests, accuracy vs alpha and the question ranking (1 / 0.5
+    score, Bradley-Terry, correlations with the true measure, ANOVA over DE) from judgements.csv."""
     from ..qgsms import score_run
 
     path = out_dir(out, "qgsms-score")
-    res = score_run(path, judgements)
+    res = score_run(path, judgements, bradley_terry=bt, seed=seed)
     say(_line(res))
     done(path)

@@ -16,8 +16,8 @@ Each method judges a pair in both orders: order 1 shows ``q1`` as Output (a) and
   discussion so far; the verdict is the majority of the last round.
 * ``qg-sms`` -- step 1 (per learning material, shared by its pairs): ≥ 10 student profiles;
   step 2: for every profile, correct/incorrect and the chosen option on both questions (the
-  grammar/schema only allows the key when correct and a distractor when wrong; names must be the
-  profiles'); step 3: the judgement given the simulated performance.
+  grammar/schema only allows the key when correct and a distractor when wrong; the answer is an
+  object keyed by the profiles' names, each required once); step 3: the judgement given the simulated performance.
 * ``direct`` -- steps 1-2 of qg-sms, then DF, DC, DE computed from the simulated answers and
   compared (the paper's ablation). DC is the item-total correlation with the total over the two
   questions; TC cannot be computed from performance (status ``n/a``); equal measures give status
@@ -274,10 +274,16 @@ def predictions_ask(profiles: list[dict], a: dict, b: dict, cfg: MethodConfig, t
 
     def parse(res):
         obj = parse_json_answer(res.text, require_keys=["students"])
-        if not obj or not isinstance(obj["students"], list):
+        if not obj:
+            return None
+        students = obj["students"]
+        if isinstance(students, dict):  # the schema's form: {name: {"a", "b"}}
+            students = [{**v, "name": k} if isinstance(v, dict) else None
+                        for k, v in students.items()]  # fmt: skip
+        if not isinstance(students, list):
             return None
         got: dict[str, dict] = {}
-        for s in obj["students"]:
+        for s in students:
             if not isinstance(s, dict):
                 return None
             name = str(s.get("name", "")).strip()

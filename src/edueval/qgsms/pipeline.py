@@ -4,8 +4,10 @@
 better`` or ``label``, optional ``diff``, ``alpha``, ``target_topic``) and an items file, judges
 every pair in both orders with each method, and writes ``judgements.csv`` (one row per method,
 pair and order), ``pair_scores.csv``, ``accuracy.csv`` (AA/CA), ``binomial.csv``,
-``alpha_curve.csv``, ``cost.csv``, ``failures.csv``, ``profiles.jsonl`` and -- with ``repeats``
-> 1 -- ``robustness.csv``; plus ``calls.jsonl``, ``report.html`` and ``results.json``.
+``alpha_curve.csv``, ``cost.csv``, ``failures.csv``, ``profiles.jsonl``, the ranking extension
+(:mod:`.ranking`: ``ranking.csv`` -- 1 / 0.5 score and Bradley-Terry ability per question --
+``rank_correlations.csv``, ``anova.csv``) and -- with ``repeats`` > 1 -- ``robustness.csv``; plus
+``calls.jsonl``, ``report.html`` and ``results.json``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..report.figures import plt
 from ..runs import RunDir
 from .engine import drive
 from .methods import METHODS, MethodConfig, pair_jobs, predictions_ask, profile_job
+from .ranking import anova, bt_abilities, rank_correlations, ranking_scores, true_measures
 from .scoring import accuracy_table, alpha_curve, binomial_tests, pair_table
 
 __all__ = ["read_pairs", "run_qgsms", "score_run", "score_judgements"]
@@ -86,8 +89,10 @@ def read_pairs(path: Path, items: pd.DataFrame) -> pd.DataFrame:
         diff = r.get("diff")
         diff = float(diff) if diff is not None and np.isfinite(pd.to_numeric(diff, errors="coerce")) \
             else np.nan  # fmt: skip
+        mq = [pd.to_numeric(r.get(f"measure_{q}"), errors="coerce") for q in ("q1", "q2")]
         rows.append({"pair_id": pid, "dimension": d, "material": m1, "q1": r["q1"],
-                     "q2": r["q2"], "better": better, "target_topic": topic, "diff": diff})  # fmt: skip
+                     "q2": r["q2"], "better": better, "target_topic": topic, "diff": diff,
+                     "measure_q1": float(mq[0]), "measure_q2": float(mq[1])})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -103,9 +108,12 @@ def _judgement_rows(method, pair, outcome, orders) -> list[dict]:
     rows = []
     for order in orders:
         a, b = (pair["q1"], pair["q2"]) if order == 1 else (pair["q2"], pair["q1"])
+        ma, mb = pair.get("measure_q1", np.nan), pair.get("measure_q2", np.nan)
+        ma, mb = (ma, mb) if order == 1 else (mb, ma)
         base = {"method": method, "pair_id": pair["pair_id"], "dimension": pair["dimension"],
                 "material": pair["material"], "order": order, "a": a, "b": b,
-                "better": pair["better"], "diff": pair["diff"]}  # fmt: skip
+                "better": pair["better"], "diff": pair["diff"], "measure_a": ma,
+                "measure_b": mb}  # fmt: skip
         if order not in got:
             if outcome.failed is None:
                 continue  # this job covered the other order
@@ -125,8 +133,16 @@ def _judgement_rows(method, pair, outcome, orders) -> list[dict]:
     return rows
 
 
-def score_judgements(judgements: pd.DataFrame, alpha: dict[str, float] | None = None) -> dict:
-    """All score tables from a judgements table."""
+def score_judgements(
+    judgements: pd.DataFrame,
+    alpha: dict[str, float] | None = None,
+    *,
+    bradley_terry: bool = True,
+    seed: int = 0,
+) -> dict:
+    """All score tables from a judgements table, with the ranking extension (ranking scores,
+    correlations with the true measure, ANOVA over DE groups; the Bradley-Terry fit unless
+    ``bradley_terry`` is False)."""
     pairs = pair_table(judgements)
     acc = accuracy_table(pairs)
     tests = binomial_tests(acc) if "vanilla" in set(acc["method"]) else pd.DataFrame()
@@ -138,8 +154,13 @@ def score_judgements(judgements: pd.DataFrame, alpha: dict[str, float] | None = 
         .rename("failed_judgements")
         .reset_index()
     )
+    scores = ranking_scores(judgements, true_measures(judgements))
+    bt = bt_abilities(judgements, seed=seed) if bradley_terry else None
+    if bt is not None and len(bt):
+        scores = scores.merge(bt, on=["method", "dimension", "item"], how="left")
     return {"pairs": pairs, "accuracy": acc, "binomial": tests, "alpha_curve": curve,
-            "failures": fails}  # fmt: skip
+            "failures": fails, "ranking": scores, "rank_correlations":
+            rank_correlations(scores), "anova": anova(scores)}  # fmt: skip
 
 
 def _report(title: str, subtitle: str, s: dict, cost: pd.DataFrame | None,
@@ -184,6 +205,7 @@ def _report(title: str, subtitle: str, s: dict, cost: pd.DataFrame | None,
         axes[0][-1].legend(fontsize=7)
         sec.figure(fig)
         sec.table(curve)
+    _ranking_section(rep, s)
     if cost is not None and len(cost):
         rep.section("Cost per method").table(cost)
     if len(s["failures"]):
@@ -207,6 +229,26 @@ def _report(title: str, subtitle: str, s: dict, cost: pd.DataFrame | None,
     return rep
 
 
+def _ranking_section(rep: Report, s: dict) -> None:
+    rc = s.get("rank_correlations")
+    if rc is None or not len(s.get("ranking", [])):
+        return
+    sec = rep.section("Ranking the questions from the pairwise verdicts")
+    sec.text(
+        "Per question: the paper's ranking score (1 for a pair in which it is preferred in both "
+        "orders, 0.5 in one, divided by its number of pairs) and, when fitted, the posterior mean "
+        "ability of P2's Bradley-Terry model with an order effect (bt_alpha). Correlations with "
+        "the true measure (Spearman, Kendall, Pearson; NaN with fewer than 3 questions or a "
+        "constant side), and a one-way ANOVA of the score over the groups of questions with the "
+        "same true DE. For a ranking of all pairs of a question set, build the pairs with "
+        "`items pairs --alpha DE=0` (and DF=0, DC=0)."
+    )
+    sec.table(rc, digits=3)
+    if len(s["anova"]):
+        sec.table(s["anova"], digits=4)
+    sec.table(s["ranking"], digits=3)
+
+
 def run_qgsms(
     out: Path,
     pairs_path: Path,
@@ -220,9 +262,11 @@ def run_qgsms(
     repeats: int = 1,
     limit: int | None = None,
     seed: int = 0,
+    bradley_terry: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> dict:
-    """Judge every pair in both orders with each method and score the judgements."""
+    """Judge every pair in both orders with each method and score the judgements (with the
+    ranking extension; ``bradley_terry=False`` skips its NUTS fit)."""
     for m in methods:
         if m not in METHODS:
             raise InputError(f"unknown method {m!r}; expected one of {', '.join(METHODS)}")
@@ -238,7 +282,8 @@ def run_qgsms(
         pairs = pairs.groupby("dimension", sort=False).head(limit).reset_index(drop=True)
     idict = _items_dict(items)
     params = {"methods": methods, "model": model_name, "retries": retries, "repeats": repeats,
-              "limit": limit, "n_pairs": len(pairs), **cfg.__dict__}  # fmt: skip
+              "limit": limit, "n_pairs": len(pairs), "bradley_terry": bradley_terry,
+              **cfg.__dict__}  # fmt: skip
     run = RunDir(out, command="qgsms run", params=params, seed=seed,
                  inputs={"pairs": pairs_path, "items": items_path})  # fmt: skip
     t0 = time.perf_counter()
@@ -318,11 +363,11 @@ def run_qgsms(
         stats = client.stats()
     seconds = time.perf_counter() - t0
     judgements = pd.DataFrame(rows)
-    s = score_judgements(judgements)
+    s = score_judgements(judgements, bradley_terry=bradley_terry, seed=seed)
     cost = pd.DataFrame(cost_rows)
     robustness = pd.DataFrame(robust_rows, columns=["repeat", "pair_id", "item", "sim_DF"])
     run.table("judgements", judgements)
-    for name in ("pairs", "accuracy", "binomial", "alpha_curve", "failures"):
+    for name in _TABLES:
         run.table("pair_scores" if name == "pairs" else name, s[name])
     run.table("cost", cost)
     if repeats > 1:
@@ -341,6 +386,10 @@ def run_qgsms(
     return results
 
 
+_TABLES = ("pairs", "accuracy", "binomial", "alpha_curve", "failures", "ranking",
+           "rank_correlations", "anova")  # fmt: skip
+
+
 def _results(s: dict, cost: pd.DataFrame | None) -> dict:
     acc = s["accuracy"]
     out: dict = {"accuracy": {}}
@@ -351,6 +400,16 @@ def _results(s: dict, cost: pd.DataFrame | None) -> dict:
     if len(s["binomial"]):
         out["binomial_p"] = {f"{r['method']}/{r['dimension']}": r["p_value"]
                              for r in s["binomial"].to_dict("records")}  # fmt: skip
+    rc = s.get("rank_correlations")
+    if rc is not None and len(rc):
+        for r in rc.to_dict("records"):
+            out.setdefault("ranking", {}).setdefault(r["method"], {}).setdefault(
+                r["dimension"], {})[r["ranking"]] = {
+                k: r[k] for k in ("questions", "spearman", "kendall", "pearson")}  # fmt: skip
+    av = s.get("anova")
+    if av is not None and len(av):
+        out["anova_DE"] = {r["method"]: {"F": r["F"], "p_value": r["p_value"]}
+                           for r in av.to_dict("records")}  # fmt: skip
     if cost is not None and len(cost):
         out["cost"] = {r["method"]: {"calls_per_pair": r["calls_per_pair"],
                                      "tokens_per_pair": r["tokens_per_pair"]}
@@ -358,7 +417,9 @@ def _results(s: dict, cost: pd.DataFrame | None) -> dict:
     return out
 
 
-def score_run(out: Path, judgement_paths: list[Path]) -> dict:
+def score_run(
+    out: Path, judgement_paths: list[Path], *, bradley_terry: bool = True, seed: int = 0
+) -> dict:
     """Recompute every score from one or more ``judgements.csv`` (e.g. one run per method)."""
     frames = []
     for p in judgement_paths:
@@ -376,10 +437,10 @@ def score_run(out: Path, judgement_paths: list[Path]) -> dict:
         r = j[dup].iloc[0]
         raise InputError(f"method {r['method']!r} judged pair {r['pair_id']!r} (order "
                          f"{r['order']}) twice across the files")  # fmt: skip
-    run = RunDir(out, command="qgsms score", params={},
+    run = RunDir(out, command="qgsms score", params={"bradley_terry": bradley_terry}, seed=seed,
                  inputs={f"judgements_{i}": p for i, p in enumerate(judgement_paths)})  # fmt: skip
-    s = score_judgements(j)
-    for name in ("pairs", "accuracy", "binomial", "alpha_curve", "failures"):
+    s = score_judgements(j, bradley_terry=bradley_terry, seed=seed)
+    for name in _TABLES:
         run.table("pair_scores" if name == "pairs" else name, s[name])
     rep = _report("QG-SMS: scores", ", ".join(map(str, judgement_paths)), s, None, None, None)
     res = _results(s, None)

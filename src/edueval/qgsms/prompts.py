@@ -195,24 +195,24 @@ def _option_schema(item: dict) -> dict:
 
 
 def predictions_schema(names: list[str], a: dict, b: dict) -> dict:
-    n = len(names)
+    """Step 2's answer: an object with one required key per profile name (so every profile is
+    predicted exactly once -- with a list of ``{"name": enum}`` entries a small model writes the
+    first name ten times), each ``{"a": option, "b": option}``."""
+    student = {
+        "type": "object",
+        "properties": {"a": _option_schema(a), "b": _option_schema(b)},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
     return {
         "title": "predictions",
         "type": "object",
         "properties": {
             "students": {
-                "type": "array",
-                "minItems": n,
-                "maxItems": n,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "enum": names},
-                        "a": _option_schema(a),
-                        "b": _option_schema(b),
-                    },
-                    "required": ["name", "a", "b"],
-                },
+                "type": "object",
+                "properties": {n: student for n in names},
+                "required": list(names),
+                "additionalProperties": False,
             }
         },
         "required": ["students"],
@@ -227,8 +227,8 @@ def predictions_prompt(material: str, profiles: list[dict], a: dict, b: dict) ->
         "For every student, predict from their understanding, the difficulty of each question "
         "and the chance of a lucky guess whether they answer question a and question b "
         "correctly, and which option they pick (when wrong: the distractor that would mislead "
-        'them). Answer in JSON: {"students": [{"name", "a": {"correct", "choice"}, '
-        '"b": {"correct", "choice"}}]}, one entry per student.'
+        'them). Answer in JSON: {"students": {"<student name>": {"a": {"choice", "correct"}, '
+        '"b": {"choice", "correct"}}}}, one entry per student, keyed by the name.'
     )
 
 

@@ -1,0 +1,123 @@
+"""``edueval tutor``: AI teacher replies for comparative judgement (P2's generation side)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import OutOption, SeedOption, done, out_dir, say
+from .models import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    MaxConnectionsOption,
+    ModelOption,
+    NoCacheOption,
+    TimeoutOption,
+    open_model,
+)
+
+app = typer.Typer(help="AI teacher replies: import-ncte, reply, make-study.", no_args_is_help=True)
+
+
+@app.command("import-ncte")
+def import_ncte_cmd(
+    csv: Annotated[Path, typer.Argument(help="NCTE uptake_data.csv (Demszky et al. 2021).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Dialogues JSONL to write.")] = Path(
+        "ncte-dialogues.jsonl"
+    ),
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N rows.")] = None,
+) -> None:
+    """Convert the NCTE uptake CSV into dialogues JSONL (student utterance -> real teacher reply)."""
+    from ..tutor import import_ncte
+
+    res = import_ncte(csv, out, limit=limit)
+    say(f"{res['n_dialogues']} dialogues from {res['n_observations']} observations -> {out}")
+
+
+@app.command()
+def reply(
+    dialogues: Annotated[
+        Path, typer.Argument(help="Dialogues JSONL (see edueval.tutor.dialogues).")
+    ],
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
+    max_connections: MaxConnectionsOption = 8,
+    timeout: TimeoutOption = 60.0,
+    no_cache: NoCacheOption = False,
+    budget: Annotated[
+        int,
+        typer.Option(
+            "--budget",
+            min=1,
+            help="Context budget in words (approximate tokens: ~1.3 model tokens per word).",
+        ),
+    ] = 200,
+    persona: Annotated[
+        str | None, typer.Option("--persona", help="Teacher persona instruction (system message).")
+    ] = None,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1)] = 80,
+    logprobs: Annotated[
+        bool, typer.Option("--logprobs/--no-logprobs", help="Ask for token log-probabilities.")
+    ] = True,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N targets.")] = None,
+    out: OutOption = None,
+    seed: SeedOption = 0,
+) -> None:
+    """Reply as the teacher to each student turn; unigram F1 vs the real reply, AI perplexity."""
+    from ..models import default_model_spec
+    from ..tutor import DEFAULT_PERSONA, reply_run
+
+    path = out_dir(out, "tutor-reply")
+    name = model or default_model_spec()
+    res = reply_run(
+        path,
+        dialogues,
+        open_model=lambda log_path: open_model(
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            max_connections=max_connections,
+            timeout=timeout,
+            no_cache=no_cache,
+            log_path=log_path,
+        ),  # fmt: skip
+        model_name=name,
+        budget=budget,
+        persona=persona or DEFAULT_PERSONA,
+        max_tokens=max_tokens,
+        logprobs=logprobs,
+        limit=limit,
+        seed=seed,
+        log=say,
+    )
+    f1 = res["mean_f1"]
+    say(
+        f"{res['n_ok']}/{res['n_targets']} replies ({res['n_failed']} failed, {res['n_empty']} "
+        f"empty); mean unigram F1 {f1:.3f}"
+        if f1 is not None
+        else "no usable reply"
+    )
+    done(path)
+
+
+@app.command("make-study")
+def make_study_cmd(
+    replies: Annotated[list[Path], typer.Argument(help="replies.csv of one or more tutor runs.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Study folder to write.")] = Path(
+        "study"
+    ),
+    items_per_participant: Annotated[int, typer.Option("--items-per-participant", min=1)] = 10,
+    limit: Annotated[int | None, typer.Option("--limit", help="At most N items.")] = None,
+    title: Annotated[str, typer.Option("--title")] = "Which reply is better?",
+    seed: SeedOption = 0,
+) -> None:
+    """A comparative-judgement study (study.yaml + items.jsonl) from real + AI replies."""
+    from ..tutor import make_study
+
+    res = make_study(out, replies, items_per_participant=items_per_participant, limit=limit,
+                     seed=seed, title=title)  # fmt: skip
+    say(f"{res['n_items']} items ({res['n_skipped']} skipped), agents {', '.join(res['agents'])}"
+        f" -> {out / 'study.yaml'} (run: edueval study serve {out / 'study.yaml'})")  # fmt: skip

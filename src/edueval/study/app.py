@@ -1,0 +1,258 @@
+"""The study web app (FastAPI, server-rendered Jinja2 pages).
+
+Participant pages live under ``/p/{token}`` (the invite link): consent -> practice (if any) ->
+assignments one by one -> done.  A participant reaches only their own assignments (another
+participant's assignment id answers 404).  Every form carries the participant's CSRF token, and a
+POST without it is rejected (403).  Answers are validated against the study (400 with the form
+shown again otherwise) and upserted, then the browser is redirected (POST/redirect/GET), so a
+refresh or a double submit never duplicates an answer.
+
+Researcher endpoints under ``/admin`` need ``Authorization: Bearer <admin token>`` (401 without).
+Errors are shown as short pages; tracebacks go to the server log only.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from .config import Study
+from .db import StudyDB
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("edueval.study")
+_TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+_MAX_TEXT = 5000
+
+
+class _Invalid(Exception):
+    pass
+
+
+def _timing(form: Any) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for name in ("first_click", "last_click", "submit"):
+        raw = str(form.get(name, "") or "").strip()
+        try:
+            v = float(raw) if raw else None
+        except ValueError:
+            v = None
+        out[f"{name}_s"] = v if v is not None and math.isfinite(v) and 0 <= v < 1e7 else None
+    return out
+
+
+def _answers(study: Study, item: dict[str, Any], form: Any) -> dict[str, str]:
+    """Validated answers ``{question id: value}`` from a submitted form (raises _Invalid)."""
+    if study.kind == "comparative":
+        out = {}
+        for n, q in enumerate(study.questions):
+            v = form.get(f"q{n}")
+            if v not in ("first", "second", "tie"):
+                raise _Invalid("Please answer every question.")
+            out[q["id"]] = v
+        return out
+    if study.kind == "open":
+        v = str(form.get("answer", "") or "").strip()
+        if not v or len(v) > _MAX_TEXT:
+            raise _Invalid(f"Please write an answer (at most {_MAX_TEXT} characters).")
+        return {"answer": v}
+    v = str(form.get("choice", "") or "")
+    if v not in {str(o["position"]) for o in item["options"]}:
+        raise _Invalid("Please choose one option.")
+    return {"choice": v}
+
+
+def create_app(study: Study, db_url: str, admin_token: str) -> FastAPI:
+    """The app for one study.  Pass ``admin_token`` (at least 16 characters)."""
+    if len(admin_token) < 16:
+        raise ValueError("the admin token must have at least 16 characters")
+    db = StudyDB(study, db_url)
+    app = FastAPI(title=study.title, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.db = db
+
+    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        resp = _TEMPLATES.TemplateResponse(request, name, {"study": study, **ctx},
+                                           status_code=status)  # fmt: skip
+        return resp
+
+    def error(request: Request, status: int, message: str) -> HTMLResponse:
+        return page(request, "error.html", status, message=message)
+
+    @app.middleware("http")
+    async def _headers(request: Request, call_next):
+        resp = await call_next(request)
+        resp.headers["X-Frame-Options"] = "DENY"
+        resp.headers["X-Content-Type-Options"] = "nosniff"
+        resp.headers["Referrer-Policy"] = "no-referrer"
+        resp.headers["Cache-Control"] = "no-store"
+        return resp
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException):
+        if request.url.path.startswith("/admin"):
+            headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+            return JSONResponse({"error": exc.detail}, exc.status_code, headers=headers)
+        msg = {404: "This page does not exist.", 403: "This form has expired or was not sent "
+               "from the study page. Please go back and reload the page."}.get(
+            exc.status_code, str(exc.detail))  # fmt: skip
+        return error(request, exc.status_code, msg)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError):
+        return error(request, 400, "The request was not valid.")
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception):
+        log.exception("error on %s", request.url.path)
+        return PlainTextResponse("Something went wrong on the server. Please try again.", 500)
+
+    def who(token: str) -> dict[str, Any]:
+        p = db.participant(token) if len(token) <= 64 else None
+        if p is None:
+            raise HTTPException(404)
+        return p
+
+    async def form_of(request: Request, p: dict[str, Any]) -> Any:
+        try:
+            form = await request.form(max_files=0, max_fields=100)
+        except Exception:
+            raise HTTPException(400, "The form could not be read.") from None
+        sent = str(form.get("csrf", "") or "")
+        if not sent or not hmac.compare_digest(sent.encode(), p["csrf"].encode()):
+            raise HTTPException(403)
+        return form
+
+    def next_url(p: dict[str, Any]) -> str:
+        base = f"/p/{p['token']}"
+        if p["consented_at"] is None:
+            return base
+        if study.practice is not None and p["practice_done_at"] is None:
+            return f"{base}/practice"
+        for a in db.assignments_of(p["id"]):
+            if not a["answered"]:
+                return f"{base}/a/{a['id']}"
+        return f"{base}/done"
+
+    def view(item: dict[str, Any], a: dict[str, Any] | None) -> dict[str, Any]:
+        if study.kind == "comparative":
+            first, second = (a["first"], a["second"]) if a else sorted(item["replies"])[:2]
+            return {"context": item["context"], "reply_a": item["replies"][first],
+                    "reply_b": item["replies"][second]}  # fmt: skip
+        return {}
+
+    @app.get("/", response_class=HTMLResponse)
+    def home(request: Request):
+        return error(request, 200, "Please open the personal link you were sent.")
+
+    @app.get("/p/{token}", response_class=HTMLResponse)
+    def participant_home(request: Request, token: str):
+        p = who(token)
+        if p["consented_at"] is None:
+            return page(request, "consent.html", p=p)
+        return RedirectResponse(next_url(p), 303)
+
+    @app.post("/p/{token}/consent")
+    async def consent(request: Request, token: str):
+        p = await run_in_threadpool(who, token)
+        form = await form_of(request, p)
+        if form.get("agree") != "yes":
+            return page(
+                request, "consent.html", 400, p=p, message="Please tick the box to take part."
+            )
+        await run_in_threadpool(db.mark, p["id"], "consented_at")
+        return RedirectResponse(await run_in_threadpool(lambda: next_url(who(token))), 303)
+
+    def item_page(request, p, item, a, status=200, message=None, answers=None):
+        n = db.assignments_of(p["id"])
+        done = sum(x["answered"] for x in n)
+        return page(request, "item.html", status, p=p, item=item, a=a, message=message,
+                    answers=answers or (a or {}).get("answers", {}), done=done, total=len(n),
+                    action=f"/p/{p['token']}/" + (f"a/{a['id']}" if a else "practice"),
+                    **view(item, a))  # fmt: skip
+
+    @app.get("/p/{token}/practice", response_class=HTMLResponse)
+    def practice(request: Request, token: str):
+        p = who(token)
+        if study.practice is None or p["consented_at"] is None:
+            return RedirectResponse(next_url(p), 303)
+        return item_page(request, p, study.practice, None)
+
+    @app.post("/p/{token}/practice")
+    async def practice_submit(request: Request, token: str):
+        p = await run_in_threadpool(who, token)
+        form = await form_of(request, p)
+        if study.practice is None:
+            raise HTTPException(404)
+        try:
+            _answers(study, study.practice, form)
+        except _Invalid as exc:
+            return await run_in_threadpool(
+                item_page, request, p, study.practice, None, 400, str(exc)
+            )
+        await run_in_threadpool(db.mark, p["id"], "practice_done_at")
+        return RedirectResponse(await run_in_threadpool(lambda: next_url(who(token))), 303)
+
+    def load(token: str, aid: int) -> tuple[dict, dict, dict]:
+        p = who(token)
+        a = db.assignment(p["id"], aid)
+        if a is None:
+            raise HTTPException(404)
+        return p, a, study.item(a["item_id"], p["label"])
+
+    @app.get("/p/{token}/a/{aid}", response_class=HTMLResponse)
+    def assignment(request: Request, token: str, aid: int):
+        p, a, item = load(token, aid)
+        if p["consented_at"] is None:
+            return RedirectResponse(f"/p/{token}", 303)
+        return item_page(request, p, item, a)
+
+    @app.post("/p/{token}/a/{aid}")
+    async def submit(request: Request, token: str, aid: int):
+        p, a, item = await run_in_threadpool(load, token, aid)
+        form = await form_of(request, p)
+        if p["consented_at"] is None:
+            raise HTTPException(403)
+        try:
+            answers = _answers(study, item, form)
+        except _Invalid as exc:
+            return await run_in_threadpool(item_page, request, p, item, a, 400, str(exc),
+                                           dict(form))  # fmt: skip
+        await run_in_threadpool(db.save, a["id"], answers, _timing(form))
+        return RedirectResponse(await run_in_threadpool(next_url, p), 303)
+
+    @app.get("/p/{token}/done", response_class=HTMLResponse)
+    def done(request: Request, token: str):
+        p = who(token)
+        items = db.assignments_of(p["id"])
+        return page(request, "done.html", p=p, items=items,
+                    complete=all(x["answered"] for x in items))  # fmt: skip
+
+    def admin(request: Request) -> None:
+        auth = request.headers.get("authorization", "")
+        sent = auth[7:] if auth.lower().startswith("bearer ") else ""
+        if not sent or not hmac.compare_digest(sent.encode(), admin_token.encode()):
+            raise HTTPException(401, "admin token required")
+
+    @app.get("/admin/status")
+    def admin_status(request: Request):
+        admin(request)
+        return {"study": study.title, "kind": study.kind, **db.status()}
+
+    @app.get("/admin/export.csv")
+    def admin_export(request: Request):
+        admin(request)
+        return PlainTextResponse(db.export().to_csv(index=False, lineterminator="\n"),
+                                 media_type="text/csv")  # fmt: skip
+
+    return app

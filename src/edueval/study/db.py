@@ -1,0 +1,348 @@
+"""The study database (SQLAlchemy Core): SQLite by default, PostgreSQL by URL.
+
+Reliability by construction:
+
+* assignments are made when a participant is invited and stored, so a restart changes nothing;
+* an answer is one row per (assignment, question) under a UNIQUE constraint, written with an
+  upsert (``INSERT ... ON CONFLICT DO UPDATE``): a refresh or double submit rewrites the same row,
+  never adds one (``n_submits`` counts them);
+* every write is its own committed transaction before the browser is redirected;
+* a database belongs to one study (its fingerprint is stored); opening it with other items fails.
+
+Even assignment (comparative, open): the units (item x unordered pair of agents) are laid out in
+rounds -- round r holds the r-th pair of every item, items in a seeded order -- and participant k
+(0-based, in invite order) takes the ``n`` units starting at ``k * n`` cyclically.  So every unit is
+shown equally often (+-1) and a participant sees ``n`` different items while ``n`` <= items.  The
+order of a participant's units and the A/B side of each pair are shuffled with a generator seeded
+by ``(seed, k)``.  ``mcq``: each participant (a student id) gets all of their own MCQs.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    func,
+    select,
+)
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from ..io import InputError
+from .config import Study
+
+__all__ = ["StudyDB", "default_db_url", "assign_units"]
+
+metadata = MetaData()
+meta = Table("study_meta", metadata, Column("key", String(64), primary_key=True),
+             Column("value", Text, nullable=False))  # fmt: skip
+participants = Table(
+    "participants",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("label", String(200), unique=True, nullable=False),
+    Column("token", String(64), unique=True, nullable=False),
+    Column("csrf", String(64), nullable=False),
+    Column("idx", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("consented_at", DateTime(timezone=True)),
+    Column("practice_done_at", DateTime(timezone=True)),
+)
+assignments = Table(
+    "assignments",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("participant_id", Integer, ForeignKey("participants.id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("item_id", String(200), nullable=False),
+    Column("first", String(200)),
+    Column("second", String(200)),
+    UniqueConstraint("participant_id", "position", name="uq_assignment_position"),
+)
+responses = Table(
+    "responses",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("assignment_id", Integer, ForeignKey("assignments.id"), nullable=False),
+    Column("question", String(200), nullable=False),
+    Column("value", Text, nullable=False),
+    Column("first_click_s", Float),
+    Column("last_click_s", Float),
+    Column("submit_s", Float),
+    Column("submitted_at", DateTime(timezone=True), nullable=False),
+    Column("n_submits", Integer, nullable=False, default=1),
+    UniqueConstraint("assignment_id", "question", name="uq_response"),
+)
+
+
+def default_db_url(study_path: str | Path) -> str:
+    """``$EDUEVAL_STUDY_DB``, else a SQLite file beside the study: ``<study>.db``."""
+    env = os.environ.get("EDUEVAL_STUDY_DB")
+    if env:
+        return env
+    p = Path(study_path).resolve()
+    return f"sqlite:///{p.with_suffix('.db')}"
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def assign_units(study: Study, k: int) -> list[tuple[str, str | None, str | None]]:
+    """The units of participant ``k`` (0-based), in shown order, A/B sides resolved."""
+    rng0 = np.random.default_rng(study.seed)
+    order = [study.items[i]["id"] for i in rng0.permutation(len(study.items))]
+    per_item: dict[str, list] = {}
+    for u in study.units():
+        per_item.setdefault(u[0], []).append(u)
+    rounds = max(len(v) for v in per_item.values())
+    layout = [per_item[i][r] for r in range(rounds) for i in order if r < len(per_item[i])]
+    n = min(study.items_per_participant, len(layout))
+    chosen = [layout[(k * n + j) % len(layout)] for j in range(n)]
+    rng = np.random.default_rng([study.seed, k])
+    chosen = [chosen[i] for i in rng.permutation(n)]
+    flips = rng.random(n) < 0.5
+    return [(i, b, a) if f and a is not None else (i, a, b)
+            for (i, a, b), f in zip(chosen, flips, strict=True)]  # fmt: skip
+
+
+class StudyDB:
+    """One study's database.  ``url``: any SQLAlchemy URL (``sqlite:///file.db``,
+    ``postgresql+psycopg://user@host/db``)."""
+
+    def __init__(self, study: Study, url: str) -> None:
+        self.study = study
+        self.url = url
+        kw: dict[str, Any] = {"future": True, "pool_pre_ping": True}
+        if url.startswith("sqlite"):
+            kw["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        try:
+            self.engine = create_engine(url, **kw)
+        except (SQLAlchemyError, ImportError, ValueError) as exc:
+            raise InputError(f"cannot use database {url!r}: {exc}") from None
+        if url.startswith("sqlite"):
+
+            @event.listens_for(self.engine, "connect")
+            def _pragmas(dbapi_conn, _record):  # WAL: readers do not block the writer
+                cur = dbapi_conn.cursor()
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA synchronous=NORMAL")
+                cur.execute("PRAGMA foreign_keys=ON")
+                cur.close()
+
+        try:
+            metadata.create_all(self.engine)
+            self._bind_study()
+        except SQLAlchemyError as exc:
+            raise InputError(
+                f"cannot open database {url!r}: {' '.join(str(exc).split())[:200]}"
+            ) from None
+
+    def _bind_study(self) -> None:
+        for _ in range(2):
+            with self.engine.connect() as c:
+                row = c.execute(select(meta.c.value).where(meta.c.key == "fingerprint")).first()
+            if row is None:
+                try:
+                    with self.engine.begin() as c:
+                        c.execute(
+                            meta.insert().values(key="fingerprint", value=self.study.fingerprint)
+                        )
+                    return
+                except IntegrityError:  # another process bound it at the same moment: check it
+                    continue
+            if row[0] != self.study.fingerprint:
+                raise InputError(
+                    f"database {self.url} belongs to another study (its items or questions "
+                    "differ from this study.yaml); use a new database",
+                    file=self.study.path,
+                )
+            return
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- participants ---------------------------------------------------------------------------
+    def invite(self, labels: list[str]) -> list[dict[str, str]]:
+        """Create participants and their assignments; returns ``[{label, token}]``.  A label that
+        already exists keeps its token and assignments (inviting twice is harmless)."""
+        out = []
+        students = set(self.study.students())
+        for label in labels:
+            label = str(label).strip()
+            if not label or len(label) > 200:
+                raise InputError(f"participant label must be 1-200 characters, got {label!r}")
+            if self.study.kind == "mcq" and label not in students:
+                raise InputError(f"no MCQ for student {label!r} in the study's items")
+            with self.engine.begin() as c:
+                row = c.execute(
+                    select(participants.c.token).where(participants.c.label == label)
+                ).first()
+                if row is not None:
+                    out.append({"label": label, "token": row[0]})
+                    continue
+                k = c.execute(select(func.count()).select_from(participants)).scalar_one()
+                token = secrets.token_urlsafe(24)
+                pid = c.execute(
+                    participants.insert().values(
+                        label=label,
+                        token=token,
+                        idx=k,
+                        csrf=secrets.token_urlsafe(24),
+                        created_at=_now(),
+                    )  # fmt: skip
+                ).inserted_primary_key[0]
+                if self.study.kind == "mcq":
+                    mine = [i["id"] for i in self.study.items if i["student"] == label]
+                    rng = np.random.default_rng([self.study.seed, k])
+                    units = [(mine[i], None, None) for i in rng.permutation(len(mine))]
+                else:
+                    units = assign_units(self.study, k)
+                c.execute(assignments.insert(), [
+                    {"participant_id": pid, "position": pos, "item_id": i, "first": a, "second": b}
+                    for pos, (i, a, b) in enumerate(units, start=1)
+                ])  # fmt: skip
+                out.append({"label": label, "token": token})
+        return out
+
+    def participant(self, token: str) -> dict[str, Any] | None:
+        with self.engine.connect() as c:
+            row = (
+                c.execute(select(participants).where(participants.c.token == token))
+                .mappings()
+                .first()
+            )
+            return dict(row) if row else None
+
+    def mark(self, pid: int, column: str) -> None:
+        col = participants.c[column]
+        with self.engine.begin() as c:
+            c.execute(participants.update().where(participants.c.id == pid, col.is_(None))
+                      .values({column: _now()}))  # fmt: skip
+
+    # -- assignments and answers ----------------------------------------------------------------
+    def assignments_of(self, pid: int) -> list[dict[str, Any]]:
+        """A participant's assignments in order, each with ``answered`` (all questions stored)."""
+        n_q = max(1, len(self.study.questions)) if self.study.kind == "comparative" else 1
+        with self.engine.connect() as c:
+            answered = (
+                select(responses.c.assignment_id, func.count().label("n"))
+                .group_by(responses.c.assignment_id).subquery()
+            )  # fmt: skip
+            rows = c.execute(
+                select(assignments, func.coalesce(answered.c.n, 0).label("n"))
+                .outerjoin(answered, answered.c.assignment_id == assignments.c.id)
+                .where(assignments.c.participant_id == pid).order_by(assignments.c.position)
+            ).mappings().all()  # fmt: skip
+        return [dict(r, answered=r["n"] >= n_q) for r in rows]
+
+    def assignment(self, pid: int, aid: int) -> dict[str, Any] | None:
+        """The assignment ``aid`` only if it belongs to participant ``pid``."""
+        with self.engine.connect() as c:
+            row = c.execute(select(assignments).where(
+                assignments.c.id == aid, assignments.c.participant_id == pid)).mappings().first()  # fmt: skip
+            if row is None:
+                return None
+            answers = c.execute(select(responses.c.question, responses.c.value)
+                                .where(responses.c.assignment_id == aid)).all()  # fmt: skip
+        return dict(row, answers={q: v for q, v in answers})
+
+    def save(self, aid: int, answers: dict[str, str], timing: dict[str, float | None]) -> None:
+        """Upsert the answers of one assignment in one transaction (idempotent)."""
+        if self.engine.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        now = _now()
+        rows = [{"assignment_id": aid, "question": q, "value": v, "submitted_at": now,
+                 "n_submits": 1, **timing} for q, v in answers.items()]  # fmt: skip
+        stmt = insert(responses).values(rows)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["assignment_id", "question"],
+            set_={"value": stmt.excluded.value, "first_click_s": stmt.excluded.first_click_s,
+                  "last_click_s": stmt.excluded.last_click_s, "submit_s": stmt.excluded.submit_s,
+                  "submitted_at": stmt.excluded.submitted_at,
+                  "n_submits": responses.c.n_submits + 1},
+        )  # fmt: skip
+        with self.engine.begin() as c:
+            c.execute(stmt)
+
+    # -- researcher -----------------------------------------------------------------------------
+    def status(self) -> dict[str, int]:
+        with self.engine.connect() as c:
+
+            def count(t, *where) -> int:
+                return c.execute(select(func.count()).select_from(t).where(*where)).scalar_one()
+
+            return {
+                "participants": count(participants),
+                "consented": count(participants, participants.c.consented_at.is_not(None)),
+                "assignments": count(assignments),
+                "responses": count(responses),
+            }
+
+    def export(self) -> pd.DataFrame:
+        """The answers as the table the analysis reads (see :func:`export_table`)."""
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(participants.c.label, participants.c.idx, assignments.c.position,
+                       assignments.c.item_id, assignments.c.first, assignments.c.second,
+                       responses.c.question, responses.c.value, responses.c.first_click_s,
+                       responses.c.last_click_s, responses.c.submit_s, responses.c.submitted_at,
+                       responses.c.n_submits)
+                .join(assignments, assignments.c.participant_id == participants.c.id)
+                .join(responses, responses.c.assignment_id == assignments.c.id)
+                .order_by(participants.c.idx, assignments.c.position, responses.c.question)
+            ).mappings().all()  # fmt: skip
+        return export_table(self.study, pd.DataFrame([dict(r) for r in rows]))
+
+
+def export_table(study: Study, raw: pd.DataFrame) -> pd.DataFrame:
+    """``comparative`` -> ``item, attribute, rater, first, second, outcome`` (``pairwise fit``);
+    ``open`` -> ``student, question, answer, correct_answer`` (P5 Phase 1);
+    ``mcq`` -> ``student, question, chosen, position`` (``turing analyze``); all with timing
+    columns ``first_click_s, last_click_s, submit_s`` (seconds after the page loaded)."""
+    timing = ["first_click_s", "last_click_s", "submit_s"]
+    if raw.empty:
+        cols = {"comparative": ["item", "attribute", "rater", "first", "second", "outcome"],
+                "open": ["student", "question", "answer", "correct_answer"],
+                "mcq": ["student", "question", "chosen", "position"]}[study.kind]  # fmt: skip
+        return pd.DataFrame(columns=[*cols, *timing])
+    if study.kind == "comparative":
+        qorder = {q["id"]: n for n, q in enumerate(study.questions)}
+        raw = raw.assign(_q=raw["question"].map(qorder)).sort_values(["idx", "position", "_q"])
+        out = pd.DataFrame({"item": raw["item_id"], "attribute": raw["question"],
+                            "rater": raw["label"], "first": raw["first"],
+                            "second": raw["second"], "outcome": raw["value"]})  # fmt: skip
+    elif study.kind == "open":
+        correct = {i["id"]: i["correct_answer"] for i in study.items}
+        out = pd.DataFrame({"student": raw["label"], "question": raw["item_id"],
+                            "answer": raw["value"],
+                            "correct_answer": raw["item_id"].map(correct)})  # fmt: skip
+    else:
+        chosen = []
+        for r in raw.itertuples():
+            opts = {o["position"]: o["source"] for o in study.item(r.item_id, r.label)["options"]}
+            chosen.append(opts[int(r.value)])
+        out = pd.DataFrame({"student": raw["label"], "question": raw["item_id"],
+                            "chosen": chosen, "position": raw["value"].astype(int)})  # fmt: skip
+    for t in timing:
+        out[t] = raw[t].to_numpy()
+    return out.reset_index(drop=True)

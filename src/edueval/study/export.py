@@ -1,0 +1,45 @@
+"""``study export``: the answers as the exact CSV the analysis commands read, in a run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..report import Report
+from ..runs import RunDir
+from .config import Study
+from .db import StudyDB
+
+__all__ = ["export_run", "EXPORT_NAMES"]
+
+EXPORT_NAMES = {"comparative": "comparisons", "open": "phase1", "mcq": "choices"}
+
+
+def export_run(out: Path, study: Study, db: StudyDB) -> dict:
+    """Write ``comparisons.csv`` (read by ``pairwise fit``), ``choices.csv`` (``turing analyze``)
+    or ``phase1.csv`` (``turing generate``), plus the run directory's config/results/report."""
+    name = EXPORT_NAMES[study.kind]
+    run = RunDir(out, command="study export", params={"kind": study.kind, "db": _redact(db.url)},
+                 inputs={"study": study.path})  # fmt: skip
+    table = db.export()
+    run.table(name, table)
+    status = db.status()
+    who = "rater" if study.kind == "comparative" else "student"
+    res = {"file": f"{name}.csv", "n_rows": len(table),
+           "n_participants": int(table[who].nunique()) if len(table) else 0, **status}  # fmt: skip
+    rep = Report(f"Study export: {study.title}", f"{study.kind} study, {len(table)} answers")
+    rep.section("Status").table(pd.DataFrame([status]))
+    rep.section("First rows").table(table.head(20))
+    run.finish(res, rep.render())
+    return res
+
+
+def _redact(url: str) -> str:
+    """A database URL without its password."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<unparseable url>"

@@ -1,0 +1,279 @@
+"""``tutor reply`` and ``tutor make-study`` as functions writing run directories.
+
+Context budget: the preceding dialogue is cut to ``budget`` tokens, counted as whitespace-separated
+words (no tokenizer is assumed: backends differ, and for English classroom talk one word is roughly
+1.3 model tokens, so a budget of N words is about 1.3 N tokens).  Whole turns are dropped from the
+*start* of the dialogue until the rest fits; the student turn being answered is always kept (its own
+last ``budget`` words if it alone is too long).
+
+Perplexity: the reply table reports the perplexity of the *AI reply* from the generated tokens'
+log-probabilities where the backend returns them (the local model and most OpenAI-compatible
+servers do).  The perplexity of the *real* teacher reply under the model would need the
+log-probabilities of tokens the model is given rather than generates (prompt "echo"), which the
+chat-completions protocol behind every backend does not return; it is therefore not reported
+(``real_perplexity`` is not a column) rather than approximated.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from ..io import InputError, read_table, require_columns
+from ..models import ChatRequest
+from ..report import Report
+from ..runs import RunDir, atomic_write
+from .dialogues import Target, read_dialogues, reply_targets
+from .metrics import perplexity, unigram_f1
+
+__all__ = ["DEFAULT_PERSONA", "truncate_context", "build_messages", "reply_run", "make_study"]
+
+DEFAULT_PERSONA = (
+    "You are an experienced, warm elementary-school mathematics teacher talking with a student "
+    "during class. Reply to the student's last utterance the way a good teacher would speak: one "
+    "or two short sentences that build on what the student said. Reply with the teacher's words only."
+)
+
+
+def truncate_context(
+    context: tuple[tuple[str, str], ...] | list[tuple[str, str]], budget: int
+) -> tuple[list[tuple[str, str]], int]:
+    """Keep the last turns whose word count fits ``budget``; returns (turns, turns dropped)."""
+    if budget < 1:
+        raise InputError("--budget must be at least 1")
+    kept: list[tuple[str, str]] = []
+    used = 0
+    for speaker, text in reversed(list(context)):
+        n = len(text.split())
+        if used + n > budget:
+            if not kept:  # the turn being answered is always kept, cut to its last words
+                kept.append((speaker, " ".join(text.split()[-budget:])))
+            break
+        kept.append((speaker, text))
+        used += n
+    kept.reverse()
+    return kept, len(context) - len(kept)
+
+
+def build_messages(turns: list[tuple[str, str]], persona: str) -> list[dict[str, str]]:
+    """Chat messages: the persona as system message, student turns as ``user`` and teacher turns as
+    ``assistant`` (consecutive turns of one speaker joined), ending with the student."""
+    msgs: list[dict[str, str]] = [{"role": "system", "content": persona}]
+    for speaker, text in turns:
+        role = "user" if speaker == "student" else "assistant"
+        if len(msgs) > 1 and msgs[-1]["role"] == role:
+            msgs[-1]["content"] += "\n" + text
+        else:
+            msgs.append({"role": role, "content": text})
+    return msgs
+
+
+def _transcript(turns: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{s.capitalize()}: {t}" for s, t in turns)
+
+
+def reply_run(
+    out: Path,
+    dialogues_path: Path,
+    *,
+    open_model: Callable,
+    model_name: str,
+    budget: int = 200,
+    persona: str = DEFAULT_PERSONA,
+    max_tokens: int = 80,
+    logprobs: bool = True,
+    limit: int | None = None,
+    seed: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> dict:
+    """Generate one AI teacher reply per target and score it against the real reply.
+
+    ``open_model(log_path)`` returns a :class:`~edueval.models.ModelClient` context manager.
+    Failed calls are kept as rows with ``status`` ``failed`` and the error, and count in
+    ``n_failed``; their F1 is empty (not zero) so that averages are over real replies only."""
+    dialogues = read_dialogues(dialogues_path)
+    targets: list[Target] = reply_targets(dialogues)
+    if limit is not None:
+        if limit < 1:
+            raise InputError("--limit must be at least 1")
+        targets = targets[:limit]
+    if not targets:
+        raise InputError("no student turn followed by a teacher reply", file=dialogues_path)
+    if max_tokens < 1:
+        raise InputError("--max-tokens must be at least 1")
+    params = {"model": model_name, "budget": budget, "budget_unit": "words", "persona": persona,
+              "max_tokens": max_tokens, "logprobs": logprobs, "limit": limit,
+              "n_targets": len(targets)}  # fmt: skip
+    run = RunDir(out, command="tutor reply", params=params, seed=seed,
+                 inputs={"dialogues": dialogues_path})  # fmt: skip
+    requests, cut = [], []
+    for t in targets:
+        turns, dropped = truncate_context(t.context, budget)
+        cut.append((turns, dropped))
+        requests.append(
+            ChatRequest(
+                messages=tuple(build_messages(turns, persona)),
+                max_tokens=max_tokens,
+                temperature=0.0,
+                top_logprobs=0 if logprobs else None,
+                seed=seed,
+                tag=f"{t.dialogue}:{t.turn}",
+            )
+        )
+    t0 = time.perf_counter()
+    with open_model(run.path / "calls.jsonl") as client:
+        results = client.complete_many(requests, progress="tutor reply")
+        stats = client.stats()
+    seconds = time.perf_counter() - t0
+    rows = []
+    for t, (turns, dropped), res in zip(targets, cut, results, strict=True):
+        ai = res.text.strip() if res.ok else ""
+        ok = res.ok and bool(ai)
+        ppl = perplexity([lp.logprob for lp in res.logprobs]) if ok and res.logprobs else math.nan
+        rows.append(
+            {
+                "dialogue": t.dialogue,
+                "turn": t.turn,
+                "model": model_name,
+                "context": _transcript(list(t.context)),
+                "student": t.context[-1][1],
+                "real_reply": t.real_reply,
+                "ai_reply": ai,
+                "status": "ok" if ok else ("empty" if res.ok else "failed"),
+                "error": res.error if not res.ok else None,
+                "f1": unigram_f1(ai, t.real_reply) if ok else math.nan,
+                "ai_perplexity": ppl,
+                "context_words": sum(len(x.split()) for _, x in turns),
+                "turns_dropped": dropped,
+                "latency_s": res.latency_s,
+                "cached": res.cached,
+                **{f"meta_{k}": v for k, v in t.meta.items()},
+            }
+        )
+    table = pd.DataFrame(rows)
+    run.table("replies", table)
+    ok = table["status"] == "ok"
+    f1 = table.loc[ok, "f1"]
+    ppl = table.loc[ok, "ai_perplexity"].dropna()
+    results_json = {
+        "n_targets": len(table),
+        "n_ok": int(ok.sum()),
+        "n_failed": int((table["status"] == "failed").sum()),
+        "n_empty": int((table["status"] == "empty").sum()),
+        "mean_f1": float(f1.mean()) if len(f1) else None,
+        "mean_ai_perplexity": float(ppl.mean()) if len(ppl) else None,
+        "n_with_logprobs": int(len(ppl)),
+        "real_reply_perplexity": "not available: chat-completions backends do not return "
+        "log-probabilities of given (prompt) tokens",
+        "seconds": seconds,
+        "model_calls": stats.as_dict(),
+        **params,
+    }
+    rep = Report("AI teacher replies", f"{dialogues_path}, model {model_name}, budget {budget} "
+                 f"words, seed {seed}")  # fmt: skip
+    summary = pd.DataFrame([{k: results_json[k] for k in ("n_targets", "n_ok", "n_failed",
+                            "n_empty", "mean_f1", "mean_ai_perplexity")}])  # fmt: skip
+    rep.section("Summary").table(summary).text(
+        "F1: unigram overlap with the real teacher reply. Perplexity: of the AI reply's own tokens "
+        "(where the backend returns log-probabilities); the real reply's perplexity is not "
+        "available from chat-completions backends.",
+        stats.summary(),
+    )
+    rep.section("First replies").table(
+        table[["dialogue", "student", "real_reply", "ai_reply", "status", "f1"]].head(20)
+    )
+    run.finish(results_json, rep.render())
+    if log:
+        log(stats.summary())
+    return results_json
+
+
+DEFAULT_QUESTIONS = [
+    {"id": "speak like a teacher", "text": "Which reply is more likely to have been said by a teacher?"},
+    {"id": "understand the student", "text": "Which reply shows more understanding of the student?"},
+    {"id": "help the student", "text": "Which reply helps the student more?"},
+]  # fmt: skip
+
+
+def make_study(
+    out: Path,
+    replies_paths: list[Path],
+    *,
+    items_per_participant: int = 10,
+    limit: int | None = None,
+    seed: int = 0,
+    title: str = "Which reply is better?",
+) -> dict:
+    """Build a comparative-judgement study (``study.yaml`` + ``items.jsonl``) from ``tutor reply``
+    tables: each target becomes an item whose candidates are the real teacher (agent ``teacher``)
+    and each model's reply (agent = the ``model`` column).  Targets without an ``ok`` reply from
+    every model are left out and counted."""
+    if not replies_paths:
+        raise InputError("give at least one replies.csv")
+    tables = []
+    for p in replies_paths:
+        df = read_table(p, text_columns=["dialogue", "turn", "model", "context", "real_reply",
+                                         "ai_reply", "status"])  # fmt: skip
+        require_columns(df, ["dialogue", "turn", "model", "context", "real_reply", "ai_reply",
+                             "status"], what="a tutor replies table")  # fmt: skip
+        tables.append(df)
+    agents = [str(t["model"].iloc[0]) for t in tables]
+    if len(set(agents)) != len(agents) or "teacher" in agents:
+        raise InputError(f"each replies file must come from a different model (not 'teacher'); "
+                         f"got {agents}")  # fmt: skip
+    by_key: dict[tuple[str, str], dict] = {}
+    order: list[tuple[str, str]] = []
+    for agent, df in zip(agents, tables, strict=True):
+        for r in df.itertuples(index=False):
+            key = (str(r.dialogue), str(r.turn))
+            if key not in by_key:
+                by_key[key] = {"context": str(r.context), "replies": {"teacher": str(r.real_reply)}}
+                order.append(key)
+            if str(r.status) == "ok" and isinstance(r.ai_reply, str) and r.ai_reply.strip():
+                by_key[key]["replies"][agent] = r.ai_reply.strip()
+    items, skipped = [], 0
+    for key in order:
+        entry = by_key[key]
+        if len(entry["replies"]) < len(agents) + 1:
+            skipped += 1
+            continue
+        turns = []
+        for line in entry["context"].split("\n"):
+            speaker, _, text = line.partition(": ")
+            turns.append({"speaker": speaker.lower(), "text": text})
+        items.append({"id": f"{key[0]}:{key[1]}", "context": turns, "replies": entry["replies"]})
+    if limit is not None:
+        items = items[:limit]
+    if not items:
+        raise InputError("no target has an ok reply from every model")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / "items.jsonl",
+                 "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items))  # fmt: skip
+    practice = {
+        "id": "practice",
+        "context": [{"speaker": "student", "text": "I think 3 times 4 is 7."}],
+        "replies": {"a": "Not quite. What does 3 times 4 mean? Can you show it with groups?",
+                    "b": "Okay, next question."},
+    }  # fmt: skip
+    n_pairs = len(agents) * (len(agents) + 1) // 2
+    study = {
+        "title": title,
+        "kind": "comparative",
+        "items": "items.jsonl",
+        "items_per_participant": int(min(items_per_participant, len(items) * n_pairs)),
+        "seed": int(seed),
+        "questions": DEFAULT_QUESTIONS,
+        "consent": "This is a research study on teacher replies. Your answers are stored without "
+        "your name and used only for research. You may stop at any time.",
+        "practice": practice,
+    }
+    atomic_write(out / "study.yaml", yaml.safe_dump(study, sort_keys=False, allow_unicode=True))
+    return {"n_items": len(items), "n_skipped": skipped, "agents": ["teacher", *agents],
+            "n_pairs_per_item": n_pairs, "seed": int(seed)}  # fmt: skip

@@ -1,0 +1,163 @@
+"""edueval tutor: metrics by hand, context truncation, NCTE import, replies against the scripted
+server (incl. a failing call), make-study, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from edueval.models import get_model
+from edueval.models.scripted_server import Faults, ScriptedServer, ScriptReply, last_user_message
+from edueval.tutor import (
+    build_messages,
+    import_ncte,
+    make_study,
+    perplexity,
+    read_dialogues,
+    reply_run,
+    reply_targets,
+    truncate_context,
+    unigram_f1,
+    words,
+)
+
+NCTE = Path(__file__).resolve().parents[3] / "shared" / "data" / "ncte-uptake" / "uptake_data.csv"
+
+
+def test_unigram_f1_hand_checked():
+    # candidate: four is the answer right (5 words); reference: the answer is four (4 words)
+    # overlap 4 -> P = 4/5, R = 4/4, F1 = 2 * 0.8 * 1 / 1.8 = 0.8889
+    assert unigram_f1("Four is the answer, right?", "The answer is four.") == pytest.approx(8 / 9)
+    # counts are clipped: "two two two" vs "two" -> overlap 1, P = 1/3, R = 1, F1 = 0.5
+    assert unigram_f1("two two two", "Two") == pytest.approx(0.5)
+    assert unigram_f1("", "") == 1.0
+    assert unigram_f1("yes", "") == 0.0
+    assert unigram_f1("cat", "dog") == 0.0
+    assert words("Don\u2019t  SAY it!") == ["don't", "say", "it"]
+
+
+def test_perplexity_is_exp_of_mean_negative_logprob():
+    assert perplexity([math.log(0.5), math.log(0.25)]) == pytest.approx(
+        math.exp(-(math.log(0.5) + math.log(0.25)) / 2)
+    )
+    assert perplexity([-0.1] * 3) == pytest.approx(math.exp(0.1))
+    assert math.isnan(perplexity([]))
+
+
+def test_truncation_keeps_latest_turns_and_always_the_student_turn():
+    ctx = (("teacher", "one two three"), ("student", "four five"), ("teacher", "six"),
+           ("student", "seven eight nine"))  # fmt: skip
+    kept, dropped = truncate_context(ctx, 6)  # 3 + 1 fit, then "four five" (2) would make 6 -> fits
+    assert kept == list(ctx[1:]) and dropped == 1
+    kept, dropped = truncate_context(ctx, 4)
+    assert kept == list(ctx[2:]) and dropped == 2
+    kept, dropped = truncate_context(ctx, 2)
+    assert kept == [("student", "eight nine")] and dropped == 3
+    msgs = build_messages(list(ctx), "persona")
+    assert [m["role"] for m in msgs] == ["system", "assistant", "user", "assistant", "user"]
+
+
+def _dialogues(tmp_path: Path) -> Path:
+    rows = [
+        {"id": "d1", "turns": [{"speaker": "teacher", "text": "What is 2 + 2?"},
+                               {"speaker": "student", "text": "It is four."},
+                               {"speaker": "teacher", "text": "Yes, the answer is four."},
+                               {"speaker": "student", "text": "Can I do the next one?"},
+                               {"speaker": "teacher", "text": "Go ahead."}]},
+        {"id": "d2", "turns": [{"speaker": "student", "text": "FAIL me please"},
+                               {"speaker": "teacher", "text": "No."}], "meta": {"uptake": 1.5}},
+    ]  # fmt: skip
+    p = tmp_path / "dialogues.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return p
+
+
+def _script(body):
+    student = last_user_message(body)
+    assert body["messages"][0]["role"] == "system"
+    if student == "It is four.":
+        return ScriptReply("Four is the answer, right?", logprobs=[("Four", math.log(0.5), {}),
+                           ("is", math.log(0.25), {})])  # fmt: skip
+    return "Good question."
+
+
+def _opener(server, tmp_path):
+    def opener(log_path):
+        return get_model("openai/scripted", base_url=server.url, cache_dir=tmp_path / "cache",
+                         log_path=log_path, max_attempts=2, retry_base_delay=0.001)  # fmt: skip
+
+    return opener
+
+
+def test_reply_run_scores_and_records_failures(tmp_path):
+    path = _dialogues(tmp_path)
+    assert len(reply_targets(read_dialogues(path))) == 3
+    # the d2 request always gets HTTP 500: it must be recorded as failed, not dropped
+    faults = Faults(rule=lambda body, nth: "500" if "FAIL" in last_user_message(body) else None)
+    with ScriptedServer(_script, faults=faults) as server:
+        res = reply_run(tmp_path / "run", path, open_model=_opener(server, tmp_path),
+                        model_name="scripted", budget=50)  # fmt: skip
+    table = pd.read_csv(tmp_path / "run" / "replies.csv")
+    assert res["n_targets"] == 3 and res["n_ok"] == 2 and res["n_failed"] == 1
+    first = table.iloc[0]
+    assert first["ai_reply"] == "Four is the answer, right?"
+    # real reply "Yes, the answer is four." (5 words) vs 5 AI words: overlap 4 -> F1 0.8
+    assert first["f1"] == pytest.approx(0.8)
+    assert first["ai_perplexity"] == pytest.approx(math.exp(-(math.log(0.5) + math.log(0.25)) / 2))
+    failed = table[table["status"] == "failed"].iloc[0]
+    assert failed["dialogue"] == "d2" and isinstance(failed["error"], str)
+    assert math.isnan(failed["f1"]) and failed["meta_uptake"] == 1.5
+    assert res["mean_f1"] == pytest.approx(table.loc[table.status == "ok", "f1"].mean())
+    for name in ("config.json", "results.json", "report.html", "calls.jsonl"):
+        assert (tmp_path / "run" / name).exists()
+
+    study = make_study(tmp_path / "study", [tmp_path / "run" / "replies.csv"],
+                       items_per_participant=2)  # fmt: skip
+    assert study["n_items"] == 2 and study["n_skipped"] == 1
+    cfg = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
+    assert cfg["kind"] == "comparative" and cfg["items"] == "items.jsonl"
+    items = [json.loads(x) for x in (tmp_path / "study" / "items.jsonl").read_text().splitlines()]
+    assert items[0]["replies"] == {"teacher": "Yes, the answer is four.",
+                                   "scripted": "Four is the answer, right?"}  # fmt: skip
+    assert items[0]["context"][-1] == {"speaker": "student", "text": "It is four."}
+
+
+@pytest.mark.skipif(not NCTE.exists(), reason=f"NCTE data not found at {NCTE}")
+def test_import_ncte_real_file(tmp_path):
+    res = import_ncte(NCTE, tmp_path / "d.jsonl")
+    assert res["n_dialogues"] == 2246
+    d = read_dialogues(tmp_path / "d.jsonl")
+    assert d[0]["id"] == "4-65" and d[0]["turns"] == [
+        ("student", "And then when I was doing the problems –"),
+        ("teacher", "Yeah."),
+    ]
+    assert d[0]["meta"]["uptake"] == 0.0
+    assert len(reply_targets(d)) == 2246
+
+
+def test_cli_end_to_end_and_bad_input(tmp_path, cli, monkeypatch):
+    monkeypatch.setenv("EDUEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    csv = tmp_path / "u.csv"
+    csv.write_text("obs_id,exchange_idx,student_text,teacher_text,uptake\n"
+                   "1,2,It is four.,\"Yes, the answer is four.\",2.0\n3,4,Is it five?,Why five?,1.0\n")  # fmt: skip
+    r = cli("tutor", "import-ncte", csv, "--out", tmp_path / "d.jsonl")
+    assert r.code == 0, r.err
+    with ScriptedServer(_script) as server:
+        r = cli("tutor", "reply", tmp_path / "d.jsonl", "--model", "openai/scripted",
+                "--base-url", server.url, "--out", tmp_path / "run")  # fmt: skip
+    assert r.code == 0, r.err
+    assert "mean unigram F1" in r.err
+    r = cli("tutor", "make-study", tmp_path / "run" / "replies.csv", "--out", tmp_path / "st")
+    assert r.code == 0, r.err
+    assert (tmp_path / "st" / "study.yaml").exists()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "turns": [{"speaker": "parent", "text": "hi"}]}\n')
+    r = cli("tutor", "reply", bad, "--model", "openai/scripted", "--base-url", "http://127.0.0.1:9")
+    assert r.code == 2 and len(r.err_lines) == 1 and "line 1" in r.err and "turns" in r.err
+    r = cli("tutor", "import-ncte", tmp_path / "missing.csv")
+    assert r.code == 2 and "file not found" in r.err
