@@ -42,6 +42,9 @@ def serve(
             "else a new random one, printed).",
         ),
     ] = None,  # fmt: skip
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, help="Server processes (e.g. the number of cores).")
+    ] = 1,
 ) -> None:
     """Start the web app (participants open their invite links)."""
     import uvicorn
@@ -58,9 +61,15 @@ def serve(
         say(f"admin token (use as 'Authorization: Bearer ...'): {token}")
     if len(token) < 16:
         raise InputError("the admin token must have at least 16 characters")
-    app = create_app(study, url, token)
+    app = create_app(study, url, token)  # also checks the database belongs to this study
     say(f"{study.kind} study '{study.title}' on http://{host}:{port}/ (database {url})")
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_keep_alive=5)
+    if workers == 1:
+        uvicorn.run(app, host=host, port=port, log_level="warning", timeout_keep_alive=5)
+        return
+    os.environ.update(EDUEVAL_STUDY_FILE=str(Path(study_path).resolve()), EDUEVAL_STUDY_DB=url,
+                      EDUEVAL_STUDY_ADMIN_TOKEN=token)  # fmt: skip
+    uvicorn.run("edueval.study.app:app_from_env", factory=True, workers=workers, host=host,
+                port=port, log_level="warning", timeout_keep_alive=5)  # fmt: skip
 
 
 @app.command()

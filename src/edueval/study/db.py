@@ -132,7 +132,11 @@ class StudyDB:
         self.url = url
         kw: dict[str, Any] = {"future": True, "pool_pre_ping": True}
         if url.startswith("sqlite"):
-            kw["connect_args"] = {"check_same_thread": False, "timeout": 30}
+            # a local file: no connection to go stale (no ping); a pool as large as the app's
+            # thread pool (anyio's default: 40 threads), so connections are reused, not reopened
+            # (each new one runs the PRAGMAs below) under load
+            kw = {"future": True, "pool_size": 40, "max_overflow": 10,
+                  "connect_args": {"check_same_thread": False, "timeout": 30}}  # fmt: skip
         try:
             self.engine = create_engine(url, **kw)
         except (SQLAlchemyError, ImportError, ValueError) as exc:
@@ -241,14 +245,14 @@ class StudyDB:
     def assignments_of(self, pid: int) -> list[dict[str, Any]]:
         """A participant's assignments in order, each with ``answered`` (all questions stored)."""
         n_q = max(1, len(self.study.questions)) if self.study.kind == "comparative" else 1
+        # a correlated count per assignment: an index search each, never a scan of all answers
+        n_answers = (
+            select(func.count()).select_from(responses)
+            .where(responses.c.assignment_id == assignments.c.id).scalar_subquery()
+        )  # fmt: skip
         with self.engine.connect() as c:
-            answered = (
-                select(responses.c.assignment_id, func.count().label("n"))
-                .group_by(responses.c.assignment_id).subquery()
-            )  # fmt: skip
             rows = c.execute(
-                select(assignments, func.coalesce(answered.c.n, 0).label("n"))
-                .outerjoin(answered, answered.c.assignment_id == assignments.c.id)
+                select(assignments, n_answers.label("n"))
                 .where(assignments.c.participant_id == pid).order_by(assignments.c.position)
             ).mappings().all()  # fmt: skip
         return [dict(r, answered=r["n"] >= n_q) for r in rows]
