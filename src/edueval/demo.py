@@ -189,6 +189,33 @@ def run_demo(
             ),
         }
     )
+    # Tutor replies (P2's generation side) on bundled NCTE classroom exchanges
+    from .tutor.dialogues import import_ncte
+    from .tutor.pipeline import reply_run
+
+    ncte = Path(__file__).parent / "tutor" / "data" / "ncte-uptake" / "uptake_data.csv"
+    n_t = 2 if quick else 6
+    log(f"Tutor replies: {n_t} NCTE student turns answered by the embedded model (SmolLM2)")
+    (out / "tutor").mkdir(parents=True, exist_ok=True)
+    import_ncte(ncte, out / "tutor-dialogues.jsonl", limit=n_t)
+    rt = reply_run(
+        out / "tutor", out / "tutor-dialogues.jsonl",
+        open_model=lambda log_path: get_model("local", log_path=log_path),
+        model_name="local", max_tokens=60, seed=seed,
+    )  # fmt: skip
+    entries.append(
+        {
+            "name": "Tutor replies — AI teacher replies to real classroom turns (NCTE)",
+            "href": "tutor/report.html",
+            "summary": (
+                f"{rt['n_targets']} student turns from the NCTE uptake data (MIT licence, bundled)"
+                f" answered by the embedded SmolLM2-135M with a teacher persona: {rt['n_ok']} "
+                f"replies, {rt['n_failed']} failed, mean unigram F1 against the real teacher's "
+                f"reply {rt['mean_f1'] if rt['mean_f1'] is None else round(rt['mean_f1'], 3)}. "
+                "`edueval tutor make-study` turns such replies into a comparative-judgement study."
+            ),
+        }
+    )
     index = out / "index.html"
     atomic_write(
         index,

@@ -108,7 +108,7 @@ def import_ncte(csv_path: str | Path, out_path: str | Path, *, limit: int | None
     Each row (``obs_id, exchange_idx, student_text, teacher_text`` + ratings) becomes a two-turn
     dialogue ``student_text`` -> ``teacher_text`` with id ``<obs_id>-<exchange_idx>``; the ratings
     (``uptake``, ``teacher_on_task``, ``student_on_task`` means) go into ``meta`` so that a later
-    ``pairwise summarize`` can correlate judgements with uptake.  Nothing is bundled: the CSV is read
+    ``pairwise summarize`` can correlate judgements with uptake.  The CSV is read
     from the path given."""
     df = read_table(csv_path, text_columns=["obs_id", "exchange_idx", "student_text",
                                              "teacher_text"])  # fmt: skip
