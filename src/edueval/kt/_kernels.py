@@ -27,9 +27,10 @@ def _observe(L, U, y, guess, slip):
     Returns (P(y), P(known | y), P(unknown | y)); both posteriors are computed from products of
     non-negative terms, so neither loses precision when the other is close to 1.
     """
-    yf = float(y)
-    k = L * (slip + yf * (1.0 - 2.0 * slip))  # L * (1 - slip) if y else L * slip
-    u = U * ((1.0 - guess) + yf * (2.0 * guess - 1.0))  # U * guess if y else U * (1 - guess)
+    # selects, not arithmetic blends: (1 - g) + y (2g - 1) would lose g's relative precision when
+    # g is tiny (EM's lower bound is 1e-9); selects compile to branch-free blends all the same
+    k = L * (1.0 - slip) if y == 1 else L * slip
+    u = U * guess if y == 1 else U * (1.0 - guess)
     lik = k + u
     inv = 1.0 / max(lik, TINY)
     return lik, k * inv, u * inv
