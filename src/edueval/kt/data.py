@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError, binary_column, line_of, numeric_column, read_table, require_columns
+from . import _kernels as K
 
 __all__ = ["Columns", "Sequences", "TimeMajor", "pack", "read_responses", "time_major"]
 
@@ -86,6 +87,63 @@ class Sequences:
         return out
 
 
+def _identifiers(df: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (numbered in order of first appearance) and names (as text) of an identifier column.
+
+    Refuses missing and blank cells, naming the first one.
+    """
+    col = df[name]
+    values = col.array
+    if col.dtype == object or (
+        isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "python"
+    ):
+        # pandas factorises a plain object array of str with its byte-string hash table, several
+        # times faster than through the string extension array
+        values = col.to_numpy(dtype=object)
+    codes, uniques = pd.factorize(values, sort=False)
+    text = np.asarray(uniques, dtype=object).astype(str)
+    bad = codes < 0  # factorize marks missing values with -1
+    blank = np.flatnonzero(np.char.strip(text) == "")
+    if len(blank):
+        bad |= np.isin(codes, blank)
+    if bad.any():
+        raise InputError(
+            "expected a value, got an empty cell",
+            file=df.attrs.get("file"),
+            line=line_of(df, int(np.flatnonzero(bad)[0])),
+            column=name,
+        )
+    return codes.astype(np.int64, copy=False), text
+
+
+def _where(df: pd.DataFrame, position: int) -> str:
+    """'line N' of the source file, or 'row N' (0-based position) of an in-memory table."""
+    line = line_of(df, position)
+    return f"line {line}" if line is not None else f"row {position}"
+
+
+def _order_by(
+    group: np.ndarray, n_groups: int, order: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Permutation sorting rows by ``group``, then ``order``, equal keys in file order.
+
+    Returns ``(perm, group[perm])``.  Integer ``order`` values (the usual case) are folded with the
+    group into one int64 key and radix-sorted; other values are sorted by both keys.
+    """
+    if order is None:
+        return K.radix_argsort(group, max(n_groups - 1, 0).bit_length())
+    lo, hi = float(order.min()), float(order.max())
+    if max(-lo, hi) < 2.0**62 and np.array_equal(order, np.floor(order)):
+        # integral floats convert to int64 exactly; the key arithmetic is then exact too
+        span = int(hi) - int(lo) + 1
+        if span * n_groups < 2**62:
+            key = group * np.int64(span) + (order.astype(np.int64) - np.int64(lo))
+            perm, key = K.radix_argsort(key, (n_groups * span - 1).bit_length())
+            return perm, key // np.int64(span)
+    perm = np.lexsort((order, group))
+    return perm, group[perm]
+
+
 def pack(
     df: pd.DataFrame, columns: Columns | None = None, *, require_known: bool = False
 ) -> tuple[Sequences, Columns]:
@@ -99,40 +157,19 @@ def pack(
     elif require_known:
         require_columns(df, [cols.known], what="the true knowledge state, as in simulated data")
 
-    student_codes, student_names = pd.factorize(df[cols.student], sort=False)
-    skill_codes, skill_names = pd.factorize(df[cols.skill], sort=False)
-    for name, codes, names in (
-        (cols.student, student_codes, student_names),
-        (cols.skill, skill_codes, skill_names),
-    ):
-        blank = np.flatnonzero(np.char.strip(np.asarray(names, dtype=str)) == "")
-        bad = (codes < 0) | np.isin(codes, blank)  # factorize marks missing values with -1
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                "expected a value, got an empty cell",
-                file=df.attrs.get("file"),
-                line=line_of(df, pos),
-                column=name,
-            )
-    # name the skills as text and number them in sorted order (cheap: sorts the unique names only)
-    skill_names = np.asarray(skill_names).astype(str)
-    student_names = np.asarray(student_names).astype(str)
+    student_codes, student_names = _identifiers(df, cols.student)
+    skill_codes, skill_names = _identifiers(df, cols.skill)
+    # number the skills in sorted name order (cheap: sorts the unique names only)
     rank = np.argsort(skill_names, kind="stable")
     skill_names = skill_names[rank]
     skill_codes = np.argsort(rank)[skill_codes]
-    group = skill_codes.astype(np.int64) * len(student_names) + student_codes
-    if cols.order in df.columns:
-        order = numeric_column(df, cols.order)
-        perm = np.lexsort((order, group))  # stable: equal keys keep file order
-    else:
-        order = None
-        perm = np.argsort(group, kind="stable")
+    n_students = len(student_names)
+    group = skill_codes * n_students + student_codes
+    order = numeric_column(df, cols.order) if cols.order in df.columns else None
+    perm, g = _order_by(group, len(skill_names) * n_students, order)
 
-    sk = skill_codes[perm]
-    st = student_codes[perm]
     new_seq = np.ones(len(perm), dtype=bool)
-    new_seq[1:] = (sk[1:] != sk[:-1]) | (st[1:] != st[:-1])
+    np.not_equal(g[1:], g[:-1], out=new_seq[1:])
     if order is not None:
         o = order[perm]
         tie = np.zeros(len(perm), dtype=bool)
@@ -140,27 +177,28 @@ def pack(
         if tie.any():
             i = int(np.flatnonzero(tie)[0])
             raise InputError(
-                f"two responses of student {str(student_names[st[i]])!r} on skill {str(skill_names[sk[i]])!r} "
-                f"have the same order {o[i]:g} (the other is on line {line_of(df, int(perm[i - 1]))})",
+                f"two responses of student {str(student_names[g[i] % n_students])!r} on skill "
+                f"{str(skill_names[g[i] // n_students])!r} have the same order {o[i]:g} "
+                f"(the other is {_where(df, int(perm[i - 1]))})",
                 file=df.attrs.get("file"),
                 line=line_of(df, int(perm[i])),
                 column=cols.order,
             )
     seq_first = np.flatnonzero(new_seq)
     starts = np.append(seq_first, len(perm)).astype(np.int64)
-    seq_skill = sk[seq_first].astype(np.int64)
+    seq_group = g[seq_first]
+    seq_skill = seq_group // n_students if n_students else seq_group
     skill_starts = np.searchsorted(seq_skill, np.arange(len(skill_names) + 1)).astype(np.int64)
-    seq_len = np.diff(starts)
-    opportunity = np.arange(len(perm), dtype=np.int64) - np.repeat(seq_first, seq_len) + 1
+    opportunity = np.arange(len(perm), dtype=np.int64) - np.repeat(seq_first, np.diff(starts)) + 1
     seqs = Sequences(
-        skills=np.asarray(skill_names, dtype=object),
-        students=np.asarray(student_names, dtype=object)[st[seq_first]],
-        obs=np.ascontiguousarray(correct[perm]),
+        skills=skill_names.astype(object),
+        students=student_names.astype(object)[seq_group - seq_skill * n_students],
+        obs=correct[perm],
         starts=starts,
         skill_starts=skill_starts,
         seq_skill=seq_skill,
-        row=perm.astype(np.int64),
-        known=None if known is None else np.ascontiguousarray(known[perm]),
+        row=perm.astype(np.int64, copy=False),
+        known=None if known is None else known[perm],
         opportunity=opportunity,
     )
     return seqs, cols
