@@ -7,6 +7,7 @@ expected.  The command line prints that line and exits with code 2.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import re
@@ -82,16 +83,22 @@ def _table_kind(path: Path) -> str:
     )
 
 
-def read_table(path: str | Path, *, text_columns: Iterable[str] = ()) -> pd.DataFrame:
+def read_table(
+    path: str | Path, *, text_columns: Iterable[str] = (), encoding: str = "utf-8"
+) -> pd.DataFrame:
     """Read a CSV/TSV/JSONL/JSON table into a DataFrame.
 
     Only an empty cell counts as missing ("NA", "null" or "None" are ordinary values), and
     ``text_columns`` (identifiers) are kept as text exactly as written, so "007" and "7" stay two
     students.  Blank lines are skipped.  The frame's index holds each row's line number in the
     file (CSV header = line 1), which :func:`line_of` reports in error messages; ``attrs`` remember
-    the file and its kind.
+    the file and its kind.  Files are read as UTF-8 unless ``encoding`` says otherwise.
     """
     path = Path(path)
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(f"unknown text encoding {encoding!r}") from None
     if not path.exists():
         raise InputError("file not found", file=path)
     if path.is_dir():
@@ -108,6 +115,7 @@ def read_table(path: str | Path, *, text_columns: Iterable[str] = ()) -> pd.Data
                 path,
                 sep="," if kind == "csv" else "\t",
                 dtype=dict.fromkeys(text, str),
+                encoding=encoding,
                 keep_default_na=False,
                 na_values=[""],
                 skip_blank_lines=False,
@@ -118,7 +126,7 @@ def read_table(path: str | Path, *, text_columns: Iterable[str] = ()) -> pd.Data
         elif kind == "jsonl":
             records = []
             lines = []
-            with open(path, encoding="utf-8") as fh:
+            with open(path, encoding=encoding) as fh:
                 for lineno, raw in enumerate(fh, start=1):
                     if not raw.strip():
                         continue
@@ -139,7 +147,7 @@ def read_table(path: str | Path, *, text_columns: Iterable[str] = ()) -> pd.Data
                 if name in df.columns:
                     df[name] = df[name].where(df[name].isna(), df[name].astype(str))
         else:
-            with open(path, encoding="utf-8") as fh:
+            with open(path, encoding=encoding) as fh:
                 try:
                     obj = json.load(fh)
                 except json.JSONDecodeError as exc:
@@ -165,8 +173,17 @@ def read_table(path: str | Path, *, text_columns: Iterable[str] = ()) -> pd.Data
             file=path,
             line=int(found.group(1)) if found else None,
         ) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=path) from None
+    except UnicodeDecodeError as exc:
+        name = codecs.lookup(encoding).name
+        raise InputError(
+            f"not {'UTF-8' if name == 'utf-8' else encoding} text: byte 0x{exc.object[exc.start]:02x} cannot be decoded"
+            + (
+                " (files exported on Windows are often cp1252 or latin-1)"
+                if name == "utf-8"
+                else ""
+            ),
+            file=path,
+        ) from None
     if len(df) == 0:
         raise InputError("no data rows; expected at least one row after the header", file=path)
     df.attrs["file"] = str(path)

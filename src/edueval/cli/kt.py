@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..kt.bkt import BKT
-from ..kt.data import Columns
+from ..kt.data import Columns, RowFilter
 from ..kt.study import StudyConfig
 from .common import OutOption, SeedOption, done, out_dir, say, warn
 
@@ -25,10 +25,45 @@ ColOrder = Annotated[
 ]
 ColKnown = Annotated[str, typer.Option("--col-known", help="True 0/1 knowledge state column.")]
 DataArg = Annotated[Path, typer.Argument(help="Response file (CSV, TSV, JSONL or JSON).")]
+EncodingOption = Annotated[
+    str, typer.Option("--encoding", help="Text encoding of the file (e.g. latin-1, cp1252).")
+]
+OnlyOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--only",
+        metavar="COLUMN=VALUE",
+        help="Use only rows whose COLUMN equals VALUE (repeatable; e.g. original=1).",
+    ),
+]
+SkipNoSkillOption = Annotated[
+    bool,
+    typer.Option(
+        "--skip-no-skill", help="Leave out rows with an empty skill cell instead of refusing."
+    ),
+]
 
 
 def _cols(student: str, skill: str, correct: str, order: str, known: str) -> Columns:
     return Columns(student=student, skill=skill, correct=correct, order=order, known=known)
+
+
+def _say_left_out(res: dict) -> None:
+    left = {k: v for k, v in res.get("rows_left_out", {}).items() if v}
+    if left:
+        say("rows left out: " + ", ".join(f"{v} by {k}" for k, v in left.items()))
+
+
+def _rows(only: list[str] | None, skip_no_skill: bool) -> RowFilter:
+    from ..io import InputError
+
+    pairs = []
+    for item in only or []:
+        column, sep, value = item.partition("=")
+        if not sep or not column.strip():
+            raise InputError(f"--only expects COLUMN=VALUE, got {item!r}")
+        pairs.append((column.strip(), value))
+    return RowFilter(only=tuple(pairs), skip_no_skill=skip_no_skill)
 
 
 @app.command()
@@ -76,14 +111,25 @@ def predict(
     col_correct: ColCorrect = "correct",
     col_order: ColOrder = "order",
     col_known: ColKnown = "known",
+    encoding: EncodingOption = "utf-8",
+    only: OnlyOption = None,
+    skip_no_skill: SkipNoSkillOption = False,
 ) -> None:
     """Forward filtering: p_correct before and p_known after every response."""
     from ..kt.pipeline import predict_run
 
+    rows = _rows(only, skip_no_skill)
     path = out_dir(out, "kt-predict")
     res = predict_run(
-        path, data, params, _cols(col_student, col_skill, col_correct, col_order, col_known)
+        path,
+        data,
+        params,
+        _cols(col_student, col_skill, col_correct, col_order, col_known),
+        encoding=encoding,
+        rows=rows,
+        warn=warn,
     )
+    _say_left_out(res)
     say(f"predicted {res['n_responses']} responses on {res['n_skills']} skills (predictions.csv)")
     done(path)
 
@@ -111,11 +157,15 @@ def fit(
     col_correct: ColCorrect = "correct",
     col_order: ColOrder = "order",
     col_known: ColKnown = "known",
+    encoding: EncodingOption = "utf-8",
+    only: OnlyOption = None,
+    skip_no_skill: SkipNoSkillOption = False,
 ) -> None:
     """Maximum-likelihood BKT parameters per skill by EM with seeded restarts."""
     from ..io import InputError
     from ..kt.pipeline import fit_run
 
+    rows = _rows(only, skip_no_skill)
     for name, value in (("--guess-max", guess_max), ("--slip-max", slip_max)):
         if not 0 < value <= 1:
             raise InputError(f"{name} must be in (0, 1], got {value}")
@@ -132,7 +182,16 @@ def fit(
         columns=_cols(col_student, col_skill, col_correct, col_order, col_known),
     )
     path = out_dir(out, "kt-fit")
-    res = fit_run(path, data, model, min_responses=min_responses, warn=warn)
+    res = fit_run(
+        path,
+        data,
+        model,
+        min_responses=min_responses,
+        encoding=encoding,
+        rows=rows,
+        warn=warn,
+    )
+    _say_left_out(res)
     if res["n_not_converged"]:
         warn(f"{res['n_not_converged']} skill(s) stopped at --max-iter before converging")
     say(f"fitted {res['n_skills']} skills, total log-likelihood {res['total_log_likelihood']:.4f}")
@@ -157,11 +216,15 @@ def evaluate(
     col_correct: ColCorrect = "correct",
     col_order: ColOrder = "order",
     col_known: ColKnown = "known",
+    encoding: EncodingOption = "utf-8",
+    only: OnlyOption = None,
+    skip_no_skill: SkipNoSkillOption = False,
 ) -> None:
     """Performance and knowledge metrics and moment-of-learning error."""
     from ..io import InputError
     from ..kt.pipeline import evaluate_run
 
+    rows = _rows(only, skip_no_skill)
     if not 0 < threshold < 1:
         raise InputError(f"--threshold must be in (0, 1), got {threshold}")
     if in_a_row < 1 or n_params < 0:
@@ -174,7 +237,11 @@ def evaluate(
         n_params=n_params,
         threshold=threshold,
         n_in_a_row=in_a_row,
+        encoding=encoding,
+        rows=rows,
+        warn=warn,
     )
+    _say_left_out(res)
     p = res["performance"]
     say(f"performance: AUC {p['auc']:.4f}  RMSE {p['rmse']:.4f}  accuracy {p['accuracy']:.4f}")
     if "moment_of_learning" in res:

@@ -21,7 +21,15 @@ import pandas as pd
 from ..io import InputError, binary_column, line_of, numeric_column, read_table, require_columns
 from . import _kernels as K
 
-__all__ = ["Columns", "Sequences", "TimeMajor", "pack", "read_responses", "time_major"]
+__all__ = [
+    "Columns",
+    "RowFilter",
+    "Sequences",
+    "TimeMajor",
+    "pack",
+    "read_responses",
+    "time_major",
+]
 
 _PYBKT_NAMES = {"student": "user_id", "skill": "skill_name", "order": "order_id"}
 
@@ -204,14 +212,102 @@ def pack(
     return seqs, cols
 
 
+@dataclass(frozen=True)
+class RowFilter:
+    """Which rows of a response file to use.
+
+    ``only`` keeps rows whose column equals the value (compared as text, or as numbers when the
+    column is numeric), e.g. ``(("original", "1"),)`` for ASSISTments' main problems, the rows
+    pyBKT keeps on its own when the column exists.  ``skip_no_skill`` leaves out rows whose skill
+    cell is empty (tutor logs often have them) instead of refusing the file.
+    """
+
+    only: tuple[tuple[str, str], ...] = ()
+    skip_no_skill: bool = False
+
+    def apply(self, df: pd.DataFrame, cols: Columns) -> tuple[pd.DataFrame, dict[str, int]]:
+        """The selected rows (line numbers kept) and how many rows each rule left out."""
+        dropped: dict[str, int] = {}
+        keep = np.ones(len(df), dtype=bool)
+        for column, value in self.only:
+            require_columns(df, [column], what=f"the column of --only {column}={value}")
+            col = df[column]
+            if pd.api.types.is_numeric_dtype(col.dtype) and _is_number(value):
+                match = col.to_numpy(dtype=float) == float(value)
+            else:
+                match = (col.astype("string").str.strip() == value.strip()).fillna(False)
+                match = match.to_numpy(dtype=bool)
+            dropped[f"{column}={value}"] = int((keep & ~match).sum())
+            keep &= match
+        if self.skip_no_skill and cols.skill in df.columns:
+            skill = df[cols.skill]
+            empty = skill.isna().to_numpy() | (skill.astype("string").str.strip() == "").fillna(
+                True
+            ).to_numpy(dtype=bool)
+            dropped["no_skill"] = int((keep & empty).sum())
+            keep &= ~empty
+        if keep.all():
+            return df, dropped
+        if not keep.any():
+            raise InputError(
+                "no rows left after the row selection ("
+                + ", ".join(f"{k}: {v} left out" for k, v in dropped.items())
+                + ")",
+                file=df.attrs.get("file"),
+            )
+        return df[keep], dropped
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def read_responses(
-    path: str | Path, columns: Columns | None = None, *, require_known: bool = False
+    path: str | Path,
+    columns: Columns | None = None,
+    *,
+    require_known: bool = False,
+    encoding: str = "utf-8",
+    rows: RowFilter | None = None,
 ) -> tuple[pd.DataFrame, Sequences, Columns]:
-    """Read and validate a response file; return the table, its packed sequences and column names."""
+    """Read and validate a response file; return the table, its packed sequences and column names.
+
+    With ``rows``, only the selected rows are used; ``df.attrs["dropped"]`` counts the rows each
+    rule left out and ``df.attrs["notes"]`` holds remarks worth showing the user (e.g. an
+    ASSISTments ``original`` column that pyBKT would have used to drop rows).
+    """
     cols = columns or Columns()
     ids = {cols.student, cols.skill, *(_PYBKT_NAMES[k] for k in ("student", "skill"))}
-    df = read_table(path, text_columns=ids)
+    df = read_table(path, text_columns=ids, encoding=encoding)
+    cols = cols.resolve(df)
+    rows = rows or RowFilter()
+    df, dropped = rows.apply(df, cols)
+    if not rows.skip_no_skill and cols.skill in df.columns:
+        missing = df[cols.skill].isna().to_numpy()
+        if missing.any():
+            raise InputError(
+                f"expected a skill, got an empty cell ({int(missing.sum())} rows have none; "
+                "--skip-no-skill leaves them out)",
+                file=df.attrs.get("file"),
+                line=line_of(df, int(np.flatnonzero(missing)[0])),
+                column=cols.skill,
+            )
+    notes = []
+    if "original" in df.columns and not any(c == "original" for c, _ in rows.only):
+        n_other = int((df["original"].astype("string") != "1").fillna(True).sum())
+        if n_other:
+            notes.append(
+                f"{n_other} rows have original != 1 (in ASSISTments data: scaffolding questions); "
+                "they are used. pyBKT keeps only original = 1 on its own; --only original=1 "
+                "does the same"
+            )
     seqs, cols = pack(df, cols, require_known=require_known)
+    df.attrs["dropped"] = dropped
+    df.attrs["notes"] = notes
     return df, seqs, cols
 
 

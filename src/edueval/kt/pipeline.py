@@ -15,7 +15,7 @@ from ..report.figures import new_figure, png_bytes
 from ..runs import RunDir
 from ..seeding import rng
 from .bkt import BKT, forward_sequences, simulate
-from .data import Columns, read_responses
+from .data import Columns, RowFilter, read_responses
 from .mastery import first_crossing, mol_summary
 from .metrics import evaluate
 from .params import PAPER_RANGES, params_matrix, random_params, read_params
@@ -97,17 +97,45 @@ def simulate_run(
     return results
 
 
+def _selection(df: pd.DataFrame, encoding: str, rows: RowFilter | None, warn) -> dict:
+    """Run parameters describing which rows were read; shows read_responses' notes."""
+    for note in df.attrs.get("notes", []):
+        if warn:
+            warn(note)
+    rows = rows or RowFilter()
+    return {
+        "encoding": encoding,
+        "only": [f"{c}={v}" for c, v in rows.only],
+        "skip_no_skill": rows.skip_no_skill,
+    }
+
+
+def _dropped(df: pd.DataFrame) -> dict[str, int]:
+    return dict(df.attrs.get("dropped", {}))
+
+
 def predict_run(
-    out: Path, data_path: Path, params_path: Path, columns: Columns | None = None
+    out: Path,
+    data_path: Path,
+    params_path: Path,
+    columns: Columns | None = None,
+    *,
+    encoding: str = "utf-8",
+    rows: RowFilter | None = None,
+    warn=None,
 ) -> dict:
-    """Forward-filter a response file with given parameters: adds ``p_correct`` and ``p_known``."""
-    df, seqs, cols = read_responses(data_path, columns)
+    """Forward-filter a response file with given parameters: adds ``p_correct`` and ``p_known``.
+
+    With a row selection (``rows``), the predictions file holds the selected rows only.
+    """
+    df, seqs, cols = read_responses(data_path, columns, encoding=encoding, rows=rows)
+    selection = _selection(df, encoding, rows, warn)
     params = read_params(params_path)
     P = params_matrix(params, seqs.skills, source=str(params_path))
     run = RunDir(
         out,
         command="kt predict",
-        params={"columns": asdict(cols)},
+        params={"columns": asdict(cols), **selection},
         inputs={"data": data_path, "params": params_path},
     )
     pc, pk = forward_sequences(seqs, P)
@@ -121,6 +149,7 @@ def predict_run(
     rep.section("Per skill").table(per_skill)
     results = {
         "n_responses": int(len(pred)),
+        "rows_left_out": _dropped(df),
         "n_skills": int(len(seqs.skills)),
         "mean_p_correct": float(pc.mean()),
         "mean_p_known": float(pk.mean()),
@@ -157,11 +186,15 @@ def fit_run(
     model: BKT,
     *,
     min_responses: int = 10,
+    encoding: str = "utf-8",
+    rows: RowFilter | None = None,
     warn=None,
 ) -> dict:
     """Fit BKT per skill by EM; skills with fewer than ``min_responses`` responses are skipped
     (named in a warning and in results.json)."""
-    df, seqs, cols = read_responses(data_path, model.columns)
+    df, seqs, cols = read_responses(data_path, model.columns, encoding=encoding, rows=rows)
+    selection = _selection(df, encoding, rows, warn)
+    dropped = _dropped(df)
     counts = np.diff(seqs.starts[seqs.skill_starts])
     small = [str(s) for s, c in zip(seqs.skills, counts, strict=True) if c < min_responses]
     if small:
@@ -191,6 +224,7 @@ def fit_run(
             "slip_max": model.slip_max,
             "min_responses": min_responses,
             "columns": asdict(cols),
+            **selection,
         },
         seed=model.seed,
         inputs={"data": data_path},
@@ -217,6 +251,7 @@ def fit_run(
     results = {
         "n_skills": int(len(table)),
         "n_responses": int(len(df)),
+        "rows_left_out": dropped,
         "total_log_likelihood": float(res.log_likelihood.sum()),
         "n_not_converged": int((~res.converged).sum()),
         "skipped_skills": small,
@@ -234,10 +269,14 @@ def evaluate_run(
     n_params: int = 4,
     threshold: float = 0.95,
     n_in_a_row: int = 3,
+    encoding: str = "utf-8",
+    rows: RowFilter | None = None,
+    warn=None,
 ) -> dict:
     """Metrics of ``p_correct`` against responses and, with ``known`` and ``p_known``, of the
     knowledge estimate against the true state and the moment-of-learning error."""
-    df, seqs, cols = read_responses(data_path, columns)
+    df, seqs, cols = read_responses(data_path, columns, encoding=encoding, rows=rows)
+    selection = _selection(df, encoding, rows, warn)
     from ..io import numeric_column, require_columns
 
     require_columns(df, ["p_correct"], what="predicted probability of a correct answer")
@@ -252,6 +291,7 @@ def evaluate_run(
             "threshold": threshold,
             "n_in_a_row": n_in_a_row,
             "columns": asdict(cols),
+            **selection,
         },
         inputs={"data": data_path},
     )
@@ -272,6 +312,7 @@ def evaluate_run(
     rep = Report("Evaluation of knowledge-tracing predictions", str(data_path))
     rep.section("Metrics").table(metrics[metrics["scope"] == "all"])
     results: dict = {
+        "rows_left_out": _dropped(df),
         "performance": metrics[(metrics.scope == "all") & (metrics.target == "performance")]
         .iloc[0]
         .drop(["scope", "target"])
