@@ -9,7 +9,6 @@ import typer
 
 from ..kt.bkt import BKT
 from ..kt.data import Columns, RowFilter
-from ..kt.study import StudyConfig
 from .common import OutOption, SeedOption, done, out_dir, say, warn
 
 app = typer.Typer(
@@ -270,6 +269,7 @@ def study(
     """The Pardos & Yudelson study (Tables 2, 3, Experiment 3) beside the published values."""
     from ..io import InputError
     from ..kt.pipeline import study_run
+    from ..kt.study import StudyConfig
 
     cfg = StudyConfig(
         n_students=students,

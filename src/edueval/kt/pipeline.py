@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -19,9 +20,9 @@ from .data import Columns, RowFilter, read_responses
 from .mastery import first_crossing, mol_summary
 from .metrics import evaluate
 from .params import PAPER_RANGES, params_matrix, random_params, read_params
-from .study import StudyConfig, headline, run_study
-from .study_report import figures_of as study_figures
-from .study_report import study_report
+
+if TYPE_CHECKING:
+    from .study import StudyConfig
 
 __all__ = ["simulate_run", "predict_run", "fit_run", "evaluate_run", "study_run"]
 
@@ -364,6 +365,10 @@ def evaluate_run(
 
 def study_run(out: Path, config: StudyConfig, *, sensitivity: bool = True) -> dict:
     """The full Pardos & Yudelson study with its report."""
+    from .study import StudyConfig, headline, run_study
+    from .study_report import figures_of as study_figures
+    from .study_report import study_report
+
     run = RunDir(
         out,
         command="kt study",
