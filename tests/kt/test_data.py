@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edueval.io import InputError, read_table
+from edueval.kt import _kernels as K
 from edueval.kt import pack
 
 
@@ -160,3 +161,32 @@ def test_tied_order_in_memory_names_rows():
         InputError, match=r"student 'u' on skill 's' have the same order 3 \(the other is row 0\)"
     ):
         pack(df)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**40), min_size=0, max_size=300),
+    st.sampled_from([1, 3, 2**11, 2**40 + 1]),
+)
+def test_radix_argsort_is_numpys_stable_argsort(values, modulus):
+    key = np.array(values, dtype=np.int64) % modulus  # small moduli: many equal keys
+    bits = int(key.max()).bit_length() if len(key) else 0
+    perm, sorted_key = K.radix_argsort(key, bits)
+    np.testing.assert_array_equal(perm, np.argsort(key, kind="stable"))
+    np.testing.assert_array_equal(sorted_key, np.sort(key))
+    perm, sorted_key = K.radix_argsort(np.sort(key), bits)  # already in order
+    np.testing.assert_array_equal(perm, np.arange(len(key)))
+
+
+def test_rows_already_in_sequence_order_keep_their_positions():
+    df = pd.DataFrame(
+        {
+            "student": ["a", "a", "b", "b", "b"],
+            "skill": ["x", "x", "x", "x", "y"],
+            "correct": [1, 0, 1, 1, 0],
+            "order": [1, 2, 1, 5, 9],
+        }
+    )
+    seqs, _ = pack(df)
+    assert seqs.row.tolist() == [0, 1, 2, 3, 4]
+    assert seqs.starts.tolist() == [0, 2, 4, 5]

@@ -433,11 +433,19 @@ def radix_argsort(key, bits):
     """Stable sort of non-negative int64 ``key`` below ``2**bits`` (LSD radix, 11-bit digits).
 
     Returns ``(perm, key[perm])``.  Used to put responses in sequence order: linear in the number
-    of rows, where a comparison sort of the same keys is several times slower.
+    of rows, where a comparison sort of the same keys is several times slower; keys already in
+    order are returned after one pass.
     """
     n = key.shape[0]
     perm = np.arange(n)
     k = key.copy()
+    in_order = True  # files written in sequence order need no sorting
+    for i in range(1, n):
+        if k[i] < k[i - 1]:
+            in_order = False
+            break
+    if in_order:
+        return perm, k
     perm_tmp = np.empty(n, dtype=perm.dtype)
     k_tmp = np.empty(n, dtype=np.int64)
     radix = 11
