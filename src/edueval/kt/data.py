@@ -187,7 +187,9 @@ def pack(
             raise InputError(
                 f"two responses of student {str(student_names[g[i] % n_students])!r} on skill "
                 f"{str(skill_names[g[i] // n_students])!r} have the same order {o[i]:g} "
-                f"(the other is {_where(df, int(perm[i - 1]))})",
+                f"(the other is {_where(df, int(perm[i - 1]))})"
+                + (f"; {int(tie.sum())} such repeats in all" if tie.sum() > 1 else "")
+                + "; each response needs its own order (duplicate rows?)",
                 file=df.attrs.get("file"),
                 line=line_of(df, int(perm[i])),
                 column=cols.order,
