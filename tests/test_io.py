@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -406,3 +407,19 @@ def test_jsonl_records_keep_types(write):
     df = read_table(write("t.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n"))
     assert df["b"].tolist() == ["x", "y"]
     assert df["c"].isna().tolist() == [True, False]
+
+
+def test_large_file_with_a_mixed_column_reads_without_warning(tmp_path):
+    # pandas' chunked reader types each chunk on its own and warns (DtypeWarning) when a column
+    # changes type after the first chunk; read_table reads in one pass
+    n = 300_000
+    text = "student,skill,correct,note\n" + "".join(
+        f"u{i % 50},s,{i % 2},{i if i < 250_000 else 'x'}\n" for i in range(n)
+    )
+    path = tmp_path / "big.csv"
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df = read_table(path, text_columns={"student", "skill"})
+    assert len(df) == n
+    assert df["note"].iloc[-1] == "x"

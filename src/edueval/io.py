@@ -116,6 +116,7 @@ def read_table(
                 sep="," if kind == "csv" else "\t",
                 dtype=dict.fromkeys(text, str),
                 encoding=encoding,
+                low_memory=False,  # one pass: consistent column types, no DtypeWarning
                 keep_default_na=False,
                 na_values=[""],
                 skip_blank_lines=False,
