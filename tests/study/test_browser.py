@@ -94,16 +94,22 @@ def browser():
 
 
 def _submit(driver, button_id: str) -> None:
-    """Click a submit button and wait until the next page has loaded."""
+    """Click a submit button and wait until the next page has loaded.
+
+    The old page is marked with a script variable, and the wait is for a complete document
+    without it: waiting for an old element to go stale instead made chromedriver fail now and
+    then with "Node with given id does not belong to the document" while the page was swapped.
+    """
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    old = driver.find_element(By.TAG_NAME, "html")
+    driver.execute_script("window.__eduevalOldPage = true;")
     driver.find_element(By.ID, button_id).click()
-    WebDriverWait(driver, 20).until(ec.staleness_of(old))
-    WebDriverWait(driver, 20).until(
-        lambda d: d.execute_script("return document.readyState") == "complete"
+    WebDriverWait(driver, 20, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(
+            "return window.__eduevalOldPage === undefined && document.readyState === 'complete'"
+        )
     )
 
 
