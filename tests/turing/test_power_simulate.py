@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sps
 
@@ -179,3 +180,26 @@ def test_option_probabilities_equal_the_library_response_model():
     p = option_probabilities(np.array(True), np.array(True), np.array(True), np.array(0.3), 0.9)
     assert p[2] == 0 and p.sum() == pytest.approx(1.0)
     assert p[1] == pytest.approx(0.9 + 0.1 * 0.7 / 2)
+
+
+def test_sample_size_by_consistency(tmp_path):
+    """Students who rarely act on their misconceptions shrink the expert's edge over the
+    unconditioned AI below eps: a study then cannot tell them apart (it tends to a draw)."""
+    from edueval.turing.pipeline import simulate_run
+
+    cfg = SimConfig(n_students=60, n_questions=25, reps=200, seed=5)
+    res = simulate_run(
+        tmp_path / "sim", cfg, n_students_grid=[10, 60], human_accuracies=[0.9],
+        type1_rhos=[0.0], p_rules=[0.05, 0.9],
+    )  # fmt: skip
+    need = res["students_needed_by_consistency"].set_index("p_rule")
+    assert need.loc[0.05, "unconditioned_gap"] < 0.5 * cfg.eps
+    assert need.loc[0.9, "unconditioned_gap"] > 2 * cfg.eps
+    assert pd.isna(need.loc[0.05, "unconditioned_told_apart"])
+    assert need.loc[0.9, "unconditioned_told_apart"] in (10, 60)
+    table = pd.read_csv(tmp_path / "sim" / "verdicts_by_consistency.csv")
+    assert set(table["n_students"]) == {10, 60} and set(table["p_rule"]) == {0.05, 0.9}
+    at = table.set_index(["p_rule", "n_students"])
+    assert at.loc[(0.05, 60), "unconditioned_told_apart"] < 0.2
+    assert at.loc[(0.9, 60), "unconditioned_told_apart"] >= 0.8
+    assert main(["turing", "simulate", "--p-rules", "0.2,1.5", "--out", str(tmp_path / "x")]) == 2

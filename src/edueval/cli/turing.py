@@ -140,6 +140,12 @@ def simulate(
     sizes: Annotated[
         str, typer.Option("--sizes", help="Student counts for verdict rates vs sample size.")
     ] = "5,10,20,40,100",
+    p_rules: Annotated[
+        str,
+        typer.Option(
+            "--p-rules", help="Other p_rule values for the sample-size-by-consistency table."
+        ),
+    ] = "0.2,0.4,0.6",
     frequencies: Annotated[
         Path | None,
         typer.Option("--frequencies", help="CSV rule,frequency (default: the documented nine)."),
@@ -169,7 +175,13 @@ def simulate(
         eps=eps, delta=delta, alpha=alpha, slip=slip, p_rule=p_rule, frequencies=freqs, seed=seed,
     )  # fmt: skip
     path = out_dir(out, "turing-simulate")
-    res = simulate_run(path, cfg, n_students_grid=_ints(sizes, "--sizes"), log=say)
+    res = simulate_run(
+        path,
+        cfg,
+        n_students_grid=_ints(sizes, "--sizes"),
+        p_rules=_floats(p_rules, "--p-rules"),
+        log=say,
+    )
     print(res["verdicts_main"].to_string(index=False))
     say(
         f"oracle draw rate {res['oracle_draw_rate']:.3f}; unconditioned told apart "

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..io import InputError
 from ..report import Report
 from ..report.figures import new_figure
 from ..runs import RunDir
@@ -265,6 +266,69 @@ def power_run(
     return results
 
 
+def _by_consistency(cfg: SimConfig, bank, p_rules: list[float], sizes: list[int]) -> pd.DataFrame:
+    """Oracle draw and unconditioned told-apart rates by p_rule and number of students."""
+    rows = []
+    for p in p_rules:
+        c = SimConfig(**{**cfg.__dict__, "p_rule": p, "frequencies": dict(cfg.frequencies)})
+        c.reps = max(50, cfg.reps // 4)
+        res = simulate_study(c, n_students_grid=sizes, bank=bank)
+        rates = res["rates"][res["rates"]["se"] == "clustered"]
+        means = res["means"][res["means"]["ai"] == "unconditioned"].set_index("n_students")
+        for n, sub in rates.groupby("n_students"):
+            piv = sub.pivot(index="ai", columns="verdict", values="rate")
+            rows.append(
+                {
+                    "p_rule": p,
+                    "n_students": int(n),
+                    "unconditioned_gap": float(means.loc[n, "p_human"] - means.loc[n, "p_ai"]),
+                    "oracle_draw": float(piv.loc["oracle", "draw"]),
+                    "unconditioned_told_apart": float(
+                        piv.loc["unconditioned", "human_better"]
+                        + piv.loc["unconditioned", "ai_better"]
+                    ),
+                    "random_told_apart": float(
+                        piv.loc["random", "human_better"] + piv.loc["random", "ai_better"]
+                    ),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _students_needed(cons: pd.DataFrame, power: float = 0.8) -> pd.DataFrame:
+    """Per p_rule, the fewest simulated students whose rate reaches ``power`` (None if none)."""
+    rows = []
+    for p, sub in cons.groupby("p_rule"):
+        row: dict = {"p_rule": p, "unconditioned_gap": float(sub["unconditioned_gap"].mean())}
+        for col in ("oracle_draw", "unconditioned_told_apart", "random_told_apart"):
+            ok = sub.loc[sub[col] >= power, "n_students"]
+            row[col] = int(ok.min()) if len(ok) else None
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    for col in ("oracle_draw", "unconditioned_told_apart", "random_told_apart"):
+        out[col] = out[col].astype("Int64")
+    return out
+
+
+def _consistency_figure(cons: pd.DataFrame, n_questions: int):
+    fig, _ = new_figure(8.0, 3.2)
+    fig.clf()
+    axs = fig.subplots(1, 2, sharey=True)
+    for ax, col, title in (
+        (axs[0], "oracle_draw", "oracle AI vs human: draw"),
+        (axs[1], "unconditioned_told_apart", "unconditioned AI told apart"),
+    ):
+        for p, sub in cons.groupby("p_rule"):
+            ax.plot(sub["n_students"], sub[col], "o-", label=f"p_rule {p:g}")
+        ax.axhline(0.8, color="k", ls="--", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(f"students ({n_questions} MCQs each)")
+    axs[0].set_ylabel("share of replications")
+    axs[1].legend(fontsize=7)
+    return fig
+
+
 def simulate_run(
     out: Path,
     cfg: SimConfig,
@@ -272,14 +336,21 @@ def simulate_run(
     n_students_grid: list[int] | None = None,
     human_accuracies: list[float] | None = None,
     type1_rhos: list[float] | None = None,
+    p_rules: list[float] | None = None,
     log=None,
 ) -> dict:
     cfg.check()
     grid = n_students_grid if n_students_grid is not None else [5, 10, 20, 40, 100]
     accs = human_accuracies if human_accuracies is not None else [0.5, 0.7, 0.9]
     rhos = type1_rhos if type1_rhos is not None else [0.0, 0.1, 0.3, 0.5]
+    p_rules = p_rules if p_rules is not None else [0.2, 0.4, 0.6]
+    for p in p_rules:
+        if not 0 <= p <= 1:
+            raise InputError(f"--p-rules values must be in [0, 1], got {p}")
     params = {k: v for k, v in cfg.__dict__.items() if k not in ("seed",)}
-    params.update({"n_students_grid": grid, "human_accuracies": accs, "type1_rhos": rhos})
+    params.update(
+        {"n_students_grid": grid, "human_accuracies": accs, "type1_rhos": rhos, "p_rules": p_rules}
+    )
     run = RunDir(out, command="turing simulate", params=params, seed=cfg.seed)
     t0 = time.perf_counter()
     main = simulate_study(cfg, n_students_grid=grid, log=log)
@@ -303,6 +374,9 @@ def simulate_run(
             acc_rows.append({"human_accuracy": a, "ai": ai, **sel.to_dict()})
     acc_df = pd.DataFrame(acc_rows)
     run.table("verdicts_by_human_accuracy", acc_df)
+    # how consistently students act on a held misconception decides the sample size needed
+    cons = _by_consistency(cfg, main["bank"], p_rules, sorted(set(grid) | {cfg.n_students}))
+    run.table("verdicts_by_consistency", cons)
     t1 = type1_table(
         rho_values=rhos, n_students=cfg.n_students, m=cfg.n_questions, eps=cfg.eps,
         delta=cfg.delta, alpha=cfg.alpha, reps=max(1000, cfg.reps), seed=cfg.seed,
@@ -384,6 +458,21 @@ def simulate_run(
     )
     rep.section("Verdict rates vs sample size").figure(fig)
     rep.section("Verdicts by human accuracy").table(acc_df)
+    need = _students_needed(cons)
+    rep.section("Sample size by how consistently students act on a misconception").text(
+        f"The same study with p_rule (the chance that a student picks the distractor of a "
+        f"misconception they hold when it is shown) at {', '.join(map(str, p_rules))} instead of "
+        f"{cfg.p_rule}; {max(50, cfg.reps // 4)} replications per size, clustered SEs, human "
+        f"accuracy {cfg.human_accuracy}. unconditioned_gap is the mean p_Human - p_AI of the "
+        "unconditioned AI: the less students act on their misconceptions, the smaller the "
+        f"advantage of reading them right; once it falls below eps = {cfg.eps}, a large study "
+        "declares the unconditioned AI equivalent to the expert (a draw) rather than telling "
+        "them apart, as it should. Simulated students vary less than a classroom, so the sizes "
+        "are lower bounds for a study with the same p_rule; take p_rule from pilot data "
+        "(turing analyze reports p_AI and p_Human)."
+    ).table(
+        need, caption="fewest students (of those simulated) reaching 80%; <NA>: not reached"
+    ).table(cons, digits=3).figure(_consistency_figure(cons, cfg.n_questions))
     rep.section("Type-I error of 'draw' (naive vs clustered SEs)").text(
         f"Dirichlet-multinomial students (see turing power), p_AI - p_Human = eps = {cfg.eps} "
         "exactly: draw must be declared in at most alpha of replications."
@@ -400,6 +489,7 @@ def simulate_run(
             "unconditioned", ["human_better", "ai_better"]
         ),
         "verdicts_main": piv.reset_index(),
+        "students_needed_by_consistency": need,
         "type1": t1,
         "seconds_main_simulation": seconds_main,
         "seconds": time.perf_counter() - t0,
