@@ -118,7 +118,8 @@ def params_matrix(
     """
     params = params_frame(params)
     skills = np.asarray(skills, dtype=str)
-    missing = [str(s) for s in skills if s not in params.index]
+    known = set(params.index)
+    missing = [str(s) for s in skills if s not in known]
     if missing:
         raise InputError(
             f"no parameters for skill {missing[0]!r} of the data"
@@ -126,7 +127,8 @@ def params_matrix(
             + "; the parameter file must have a row for every skill",
             file=source,
         )
-    extra = [s for s in params.index if s not in set(skills)]
+    in_data = set(skills)
+    extra = [s for s in params.index if s not in in_data]
     if extra:
         raise InputError(
             f"unknown skill {extra[0]!r}: it does not occur in the response data"
