@@ -260,3 +260,12 @@ def test_bad_input_is_one_line(cli, write, tmp_path, case, expected):
         assert r.code == 2
         assert len(r.err_lines) == 1 and expected in r.err, r.err
         assert not (tmp_path / command / "results.json").exists()
+
+
+def test_bad_choice_names_its_first_line(cli, write, tmp_path):
+    # the same bad (item, choice) twice and another bad one later: the first is reported
+    resp = RESPONSES.replace("s3,q1,A", "s3,q1,E").replace("s4,q3,C", "s4,q3,Z") + "s5,q1,E\n"
+    r = cli("items", "analyze", write("r.csv", resp), write("i.jsonl", _items_text(ITEMS)),
+            "--out", tmp_path / "a")  # fmt: skip
+    assert r.code == 2
+    assert "line 8" in r.err and "choice 'E' is not among the options of item 'q1'" in r.err

@@ -178,18 +178,27 @@ def read_responses(path: str | Path, items: pd.DataFrame) -> pd.DataFrame:
     choice = np.full(len(df), None, dtype=object)
     if "choice" in df.columns:
         text_column(df, "choice")
-        for pos, (it, value) in enumerate(zip(item, df["choice"], strict=True)):
-            options = by_id.at[it, "option_text"]
-            label = _resolve_option(value, options)
-            if label is None:
-                raise InputError(
-                    f"choice {value!r} is not among the options of item {it!r} "
-                    f"({', '.join(options)})",
-                    file=file,
-                    line=line_of(df, pos),
-                    column="choice",
-                )
-            choice[pos] = label
+        # resolve each distinct (item, choice) once: a class answers few distinct options
+        ic, iu = pd.factorize(np.asarray(item, dtype=object))
+        cc, cu = pd.factorize(df["choice"].to_numpy(dtype=object), use_na_sentinel=False)
+        codes, keys = pd.factorize(ic.astype(np.int64) * len(cu) + cc)
+        labels = np.empty(len(keys), dtype=object)
+        option_text = by_id["option_text"]
+        for k, key in enumerate(keys):
+            it = iu[key // len(cu)]
+            labels[k] = _resolve_option(cu[key % len(cu)], option_text[it])
+        bad = pd.isna(labels)
+        if bad.any():
+            pos = int(np.flatnonzero(bad[codes])[0])
+            it, value = item[pos], df["choice"].iloc[pos]
+            raise InputError(
+                f"choice {value!r} is not among the options of item {it!r} "
+                f"({', '.join(option_text[it])})",
+                file=file,
+                line=line_of(df, pos),
+                column="choice",
+            )
+        choice = labels[codes]
         answer = by_id.loc[item, "answer"].to_numpy()
         correct = (choice == answer).astype(np.int8)
         if "correct" in df.columns:
@@ -212,7 +221,7 @@ def read_responses(path: str | Path, items: pd.DataFrame) -> pd.DataFrame:
 
 
 def _check_coverage(items: pd.DataFrame, responses: pd.DataFrame, file: str | None) -> None:
-    seen = set(responses["item"])
+    seen = set(responses["item"].unique())
     missing = [i for i in items["item"] if i not in seen]
     if missing:
         raise InputError(
