@@ -264,7 +264,7 @@ def test_bad_input_is_one_line(cli, write, tmp_path, case, expected):
 
 def test_bad_choice_names_its_first_line(cli, write, tmp_path):
     # the same bad (item, choice) twice and another bad one later: the first is reported
-    resp = RESPONSES.replace("s3,q1,A", "s3,q1,E").replace("s4,q3,C", "s4,q3,Z") + "s5,q1,E\n"
+    resp = RESPONSES.replace("s3,q1,A", "s3,q1,E").replace("s4,q3,C", "s4,q3,Z") + "s9,q1,E\n"
     r = cli("items", "analyze", write("r.csv", resp), write("i.jsonl", _items_text(ITEMS)),
             "--out", tmp_path / "a")  # fmt: skip
     assert r.code == 2
