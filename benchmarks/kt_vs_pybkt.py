@@ -2,6 +2,8 @@
 
     PYBKT_PYTHON=pybkt-venv/bin/python python benchmarks/kt_vs_pybkt.py [--data assistments-style]
         [--forgets] [--repeats 3] [--json out.json] [--per-skill-csv out.csv]
+    PYBKT_PYTHON=... python benchmarks/kt_vs_pybkt.py --file skill_builder_data.csv \
+        --encoding latin-1 --skip-no-skill --only original=1
 
 pyBKT runs in its own environment (see benchmarks/setup_pybkt.sh), in a subprocess, on the same
 CSV; only its fit and predict calls are timed.  edueval is timed in this process after a warm-up
@@ -22,6 +24,13 @@ Data:
   number of students), sequences of geometric length (many short ones), students shared across
   skills, one global ``order_id`` interleaving each student's skills (and all students) in time,
   rows shuffled.
+
+* ``--file PATH``: your own response file (e.g. ASSISTments' skill-builder export), read by
+  edueval's reader with the ``kt`` commands' options (``--encoding``, ``--only COLUMN=VALUE``,
+  ``--skip-no-skill``; pyBKT's column names are recognised); skills with fewer than
+  ``--min-responses`` responses are left out (as ``kt fit`` does), and both tools get exactly the
+  remaining rows.  Without an order column, file order is the order.  There is no ground truth,
+  so the recovery figures are left out.
 
 ``--forgets`` fits the forget parameter in both tools (pyBKT's ``forgets=True``); the data are
 then generated with forgetting (``--true-forget``, default uniform in [0, 0.1]).
@@ -44,7 +53,7 @@ import pandas as pd
 
 from edueval.kt import BKT, forward, random_params, simulate
 from edueval.kt import _kernels as K
-from edueval.kt.data import pack, time_major
+from edueval.kt.data import Columns, RowFilter, pack, read_responses, time_major
 from edueval.kt.params import PARAM_NAMES, params_matrix
 from edueval.seeding import rng
 
@@ -154,6 +163,38 @@ def assistments_style(
     return df.reset_index(drop=True), truth
 
 
+def load_file(args: argparse.Namespace) -> pd.DataFrame:
+    """A user's response file as ``student, skill, correct, order_id`` (selected rows only)."""
+    only = tuple(tuple(item.split("=", 1)) for item in args.only)
+    df, seqs, cols = read_responses(
+        args.file,
+        Columns(),
+        encoding=args.encoding,
+        rows=RowFilter(only=only, skip_no_skill=args.skip_no_skill),
+    )
+    out = pd.DataFrame(
+        {
+            "student": seqs.students[np.repeat(np.arange(seqs.n_sequences), np.diff(seqs.starts))],
+            "skill": seqs.skills[seqs.seq_skill][
+                np.repeat(np.arange(seqs.n_sequences), np.diff(seqs.starts))
+            ],
+            "correct": seqs.obs.astype(int),
+        }
+    )
+    # one global order: the file's order column (or file position) of each packed response
+    if cols.order in df.columns:
+        order = pd.to_numeric(df[cols.order]).to_numpy()[seqs.row]
+    else:
+        order = seqs.row
+    out["order_id"] = np.argsort(np.argsort(order, kind="stable"), kind="stable")
+    counts = out["skill"].value_counts()
+    small = counts.index[counts < args.min_responses]
+    if len(small):
+        print(f"left out {len(small)} skills with fewer than {args.min_responses} responses")
+        out = out[~out["skill"].isin(small)]
+    return out.sample(frac=1.0, random_state=args.seed).reset_index(drop=True)
+
+
 def run_pybkt(args: argparse.Namespace, bk: pd.DataFrame) -> tuple[pd.DataFrame, dict, dict, float]:
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(tmp) / "data.csv"
@@ -185,7 +226,9 @@ def run(args: argparse.Namespace) -> tuple[dict, pd.DataFrame]:
     load_before = os.getloadavg()[0]
     gen = rng(args.seed)
     true_forget = args.true_forget if args.true_forget is not None else (0.1 if args.forgets else 0)
-    if args.data == "simulated":
+    if args.file is not None:
+        df, truth = load_file(args), None
+    elif args.data == "simulated":
         truth = random_params(
             args.skills, gen, forget=(0.0, true_forget) if true_forget > 0 else None
         )
@@ -217,15 +260,20 @@ def run(args: argparse.Namespace) -> tuple[dict, pd.DataFrame]:
 
     ll_ours = per_skill_loglik(ours_df, model.params_)
     ll_pb = per_skill_loglik(ours_df, pb_params)
-    ll_truth = per_skill_loglik(ours_df, truth)
     rel = (ll_pb - ll_ours) / ll_ours.abs()  # > 0: pyBKT's likelihood is higher
     cols = ["prior", "learn", "guess", "slip"] + (["forget"] if args.forgets else [])
     ours_p = model.params_.loc[ll_ours.index, cols]
     pb_p = pb_params.loc[ll_ours.index, cols]
-    truth_p = truth.loc[ll_ours.index, cols]
     diff = (ours_p - pb_p).abs()
-    err_ours = (ours_p - truth_p).abs()
-    err_pb = (pb_p - truth_p).abs()
+    if truth is not None:
+        ll_truth = per_skill_loglik(ours_df, truth)
+        truth_p = truth.loc[ll_ours.index, cols]
+        err_ours = (ours_p - truth_p).abs()
+        err_pb = (pb_p - truth_p).abs()
+    else:  # a user's file: no generating parameters
+        ll_truth = pd.Series(np.nan, index=ll_ours.index)
+        truth_p = pd.DataFrame(np.nan, index=ll_ours.index, columns=cols)
+        err_ours = err_pb = truth_p
 
     seqs, _ = pack(ours_df)
     sizes = pd.DataFrame(
@@ -275,7 +323,7 @@ def run(args: argparse.Namespace) -> tuple[dict, pd.DataFrame]:
         "loadavg_before_after": [load_before, os.getloadavg()[0]],
         "pybkt_e_step": pb_info.get("pybkt_e_step"),
         "pybkt_numpy": pb_info.get("numpy"),
-        "data": args.data,
+        "data": str(args.file) if args.file is not None else args.data,
         "forgets": bool(args.forgets),
         "true_forget_max": float(true_forget),
         "n_responses": int(len(df)),
@@ -299,20 +347,26 @@ def run(args: argparse.Namespace) -> tuple[dict, pd.DataFrame]:
         "pybkt_subprocess_wall_s": pybkt_wall,
         "loglik_edueval_total": float(ll_ours.sum()),
         "loglik_pybkt_total": float(ll_pb.sum()),
-        "loglik_truth_total": float(ll_truth.sum()),
+        "loglik_truth_total": float(ll_truth.sum()) if truth is not None else "n/a (no truth)",
         "loglik_rel_pybkt_minus_ours_max": float(rel.max()),
         "loglik_rel_pybkt_minus_ours_median": float(rel.median()),
         "skills_where_pybkt_higher_by_1e-9": int((rel > 1e-9).sum()),
         "skills_where_pybkt_higher_by_1e-6": int((rel > 1e-6).sum()),
-        "skills_below_truth_loglik_edueval": int((ll_ours < ll_truth).sum()),
+        "skills_below_truth_loglik_edueval": (
+            int((ll_ours < ll_truth).sum()) if truth is not None else "n/a (no truth)"
+        ),
         "param_absdiff_vs_pybkt_median": diff.median().to_dict(),
         "param_absdiff_vs_pybkt_max": diff.max().to_dict(),
         "skills_with_param_absdiff_over_0.05": len(disagree),
         "of_which_pybkt_polished_reaches_ours": int(same_opt.sum()),
         "of_which_pybkt_polished_ends_lower": int((disagree["rel_pybkt_polished"] < -1e-7).sum()),
         "pybkt_polished_rel_max": float(per_skill["rel_pybkt_polished"].max()),
-        "recovery_abs_error_median_edueval": err_ours.median().to_dict(),
-        "recovery_abs_error_median_pybkt": err_pb.median().to_dict(),
+        "recovery_abs_error_median_edueval": (
+            err_ours.median().to_dict() if truth is not None else "n/a (no truth)"
+        ),
+        "recovery_abs_error_median_pybkt": (
+            err_pb.median().to_dict() if truth is not None else "n/a (no truth)"
+        ),
         "predict_maxabs_diff_same_params": float(pred_diff),
         "state_maxabs_diff_same_params": float(state_diff),
         "edueval_mean_estep_count": float(model.n_iter_.mean()),
@@ -343,6 +397,11 @@ def main() -> None:
         default=None,
         help="generate data with forget ~ U(0, this); default 0.1 with --forgets, else 0",
     )
+    ap.add_argument("--file", type=Path, help="your own response file instead of generated data")
+    ap.add_argument("--encoding", default="utf-8", help="--file's text encoding")
+    ap.add_argument("--only", action="append", default=[], metavar="COLUMN=VALUE")
+    ap.add_argument("--skip-no-skill", action="store_true")
+    ap.add_argument("--min-responses", type=int, default=10, help="--file: smaller skills left out")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--per-skill-csv", type=Path, help="write the per-skill comparison here")
     args = ap.parse_args()
