@@ -190,3 +190,9 @@ def test_rows_already_in_sequence_order_keep_their_positions():
     seqs, _ = pack(df)
     assert seqs.row.tolist() == [0, 1, 2, 3, 4]
     assert seqs.starts.tolist() == [0, 2, 4, 5]
+
+
+def test_empty_table_is_refused():
+    df = pd.DataFrame({"student": [], "skill": [], "correct": [], "order": []})
+    with pytest.raises(InputError, match="no responses"):
+        pack(df)

@@ -158,6 +158,8 @@ def pack(
     """Validate a response table and pack it into :class:`Sequences`."""
     cols = (columns or Columns()).resolve(df)
     require_columns(df, [cols.student, cols.skill, cols.correct])
+    if len(df) == 0:
+        raise InputError("no responses: the table has no rows", file=df.attrs.get("file"))
     correct = binary_column(df, cols.correct)
     known = None
     if cols.known in df.columns:
