@@ -352,6 +352,16 @@ def run(args: argparse.Namespace) -> tuple[dict, pd.DataFrame]:
         "loglik_rel_pybkt_minus_ours_median": float(rel.median()),
         "skills_where_pybkt_higher_by_1e-9": int((rel > 1e-9).sum()),
         "skills_where_pybkt_higher_by_1e-6": int((rel > 1e-6).sum()),
+        # pyBKT does not bound guess and slip; edueval keeps both below 0.5 by default
+        "of_which_pybkt_outside_edueval_bounds": int(
+            (
+                (rel > 1e-6)
+                & (
+                    (pb_params.loc[rel.index, "guess"] > model.guess_max)
+                    | (pb_params.loc[rel.index, "slip"] > model.slip_max)
+                )
+            ).sum()
+        ),
         "skills_below_truth_loglik_edueval": (
             int((ll_ours < ll_truth).sum()) if truth is not None else "n/a (no truth)"
         ),

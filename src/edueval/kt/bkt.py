@@ -157,6 +157,7 @@ class BKT:
 
     _EPS = 1e-9
     LOOSE_TOL = 1e-6
+    BOUNDARY_STARTS = True  # see _initial_points; benchmarks/kt_restarts.py turns it off
 
     def __init__(
         self,
@@ -221,7 +222,7 @@ class BKT:
                 forget=(0.0, 0.2) if self.forgets else None,
             )
             inits[:, 1:] = r[list(PARAM_NAMES)].to_numpy().reshape(n_skills, self.n_restarts - 1, 5)
-        if self.n_restarts >= 3:
+        if self.BOUNDARY_STARTS and self.n_restarts >= 3:
             inits[:, 1] = [0.5, 0.2, 0.02, 0.2, f0]
             inits[:, 2] = [0.5, 0.2, 0.2, 0.02, f0]
         return inits
