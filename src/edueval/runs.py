@@ -31,7 +31,51 @@ import pandas as pd
 
 from .io import file_sha256
 
-__all__ = ["RunDir", "atomic_write", "package_versions", "to_jsonable", "default_out"]
+__all__ = [
+    "RunDir",
+    "RunFailed",
+    "atomic_write",
+    "package_versions",
+    "to_jsonable",
+    "default_out",
+    "mark_open_runs",
+]
+
+#: Statuses a run directory's ``config.json`` can hold.  ``running`` while the command works;
+#: ``complete`` when every result was written; ``failed`` when the run ended but its results are
+#: incomplete (e.g. too many failed model calls: ``results.json`` says so); ``interrupted`` after
+#: Ctrl-C; ``error`` when the command stopped on an error after the directory was created.
+STATUSES = ("running", "complete", "failed", "interrupted", "error")
+
+
+class RunFailed(Exception):
+    """A run that ended with results that must not be trusted (exit code 3).
+
+    The run directory is finished with status ``failed`` before this is raised, so what was
+    measured is kept and marked incomplete; the command line prints the message and exits 3.
+    """
+
+    exit_code = 3
+
+
+_open_runs: list[RunDir] = []
+
+
+def mark_open_runs(status: str) -> list[Path]:
+    """Mark every run directory of this process that is still ``running`` with ``status``
+    (``interrupted`` on Ctrl-C, ``error`` on a failure); returns their paths."""
+    marked = []
+    for run in list(_open_runs):
+        if run.config.get("status") == "running":
+            run.config["status"] = status
+            run.config["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+            try:
+                run._write_config()
+            except OSError:
+                continue
+            marked.append(run.path)
+    _open_runs.clear()
+    return marked
 
 _TRACKED_PACKAGES = (
     "edueval",
@@ -147,6 +191,7 @@ class RunDir:
             "versions": package_versions(),
         }
         self._write_config()
+        _open_runs.append(self)
 
     def _remove_previous_run(self) -> None:
         """Remove what an earlier run wrote here: its completion markers, and the tables and
@@ -191,13 +236,26 @@ class RunDir:
         """Write any other text file into the run directory."""
         return atomic_write(self.path / name, content)
 
-    def finish(self, results: Mapping[str, Any], report_html: str | None = None) -> None:
-        """Write the report, then ``results.json``, then mark ``config.json`` complete."""
+    def finish(
+        self,
+        results: Mapping[str, Any],
+        report_html: str | None = None,
+        *,
+        status: str = "complete",
+    ) -> None:
+        """Write the report, then ``results.json``, then mark ``config.json`` with ``status``:
+        ``complete``, or ``failed`` for a run whose results are incomplete (``results.json`` then
+        carries ``"status": "failed"`` too, so no reader takes it for a complete run)."""
+        if status not in ("complete", "failed"):
+            raise ValueError(f"a finished run is 'complete' or 'failed', not {status!r}")
         if report_html is not None:
             atomic_write(self.path / "report.html", report_html)
         payload = dict(to_jsonable(dict(results)))
         payload.setdefault("tables", {k: v.name for k, v in self.tables.items()})
+        payload["status"] = status
         atomic_write(self.path / "results.json", json.dumps(payload, indent=2) + "\n")
-        self.config["status"] = "complete"
+        self.config["status"] = status
         self.config["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         self._write_config()
+        if self in _open_runs:
+            _open_runs.remove(self)

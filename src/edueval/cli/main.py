@@ -14,6 +14,7 @@ import typer
 from .. import __version__
 from ..io import InputError
 from ..models.errors import ModelError
+from ..runs import RunFailed
 from . import demo as demo_cmd
 from . import items as items_cmd
 from . import kt, malalgo
@@ -66,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, ModelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RunFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return RunFailed.exit_code
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
