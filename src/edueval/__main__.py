@@ -1,5 +1,5 @@
 """``python -m edueval`` runs the command line."""
 
-from .cli.main import run
+from .cli import run
 
 run()

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .io import file_sha256
+from .io import InputError, file_sha256
 
 __all__ = [
     "RunDir",
@@ -39,6 +39,8 @@ __all__ = [
     "to_jsonable",
     "default_out",
     "mark_open_runs",
+    "check_out_dir",
+    "check_out_file",
 ]
 
 #: Statuses a run directory's ``config.json`` can hold.  ``running`` while the command works;
@@ -76,6 +78,7 @@ def mark_open_runs(status: str) -> list[Path]:
             marked.append(run.path)
     _open_runs.clear()
     return marked
+
 
 _TRACKED_PACKAGES = (
     "edueval",
@@ -148,6 +151,99 @@ def default_out(command: str) -> Path:
     return Path("runs") / f"{command.replace(' ', '-')}-{stamp}"
 
 
+def _blocking_ancestor(path: Path) -> str | None:
+    """Why ``path`` cannot be created, judged from the nearest part of it that exists."""
+    for parent in [path, *path.parents]:
+        if not parent.exists():
+            continue
+        if not parent.is_dir():
+            return f"{parent} is a file, not a directory"
+        if not os.access(parent, os.W_OK | os.X_OK):
+            return f"cannot write in {parent} (permission denied)"
+        return _probe_write(parent)
+    return None
+
+
+def _probe_write(folder: Path) -> str | None:
+    """Create and remove an empty folder in ``folder``: the only test that also holds for root
+    and for read-only or kernel file systems, where permission bits do not tell."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".edueval-probe-", dir=folder))
+    except OSError as exc:
+        return f"cannot write in {folder} ({exc.strerror or exc})"
+    return None
+
+
+def _run_command(path: Path) -> str | None:
+    """The command recorded in the run directory ``path``, or None if it holds no run."""
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    command = config.get("command") if isinstance(config, dict) else None
+    return command if isinstance(command, str) else None
+
+
+def check_out_dir(path: str | Path, command: str, *, overwrite: bool = False) -> Path:
+    """Check a run directory before any work starts; returns it as a :class:`Path`.
+
+    Refused with one line (:class:`~edueval.io.InputError`): a path that is a file or lies under
+    a file, a folder that cannot be written, and -- unless ``overwrite`` -- a folder holding the
+    run of a *different* command (re-using ``runs/fit`` for P1 and then P2 would otherwise
+    delete the first results).  The same command may replace its own earlier run.  With
+    ``overwrite``, the other command's run files are removed first.
+    """
+    path = Path(path)
+    problem = _blocking_ancestor(path)
+    if problem is not None:
+        raise InputError(f"--out {path}: {problem}")
+    other = _run_command(path) if path.is_dir() else None
+    if other is not None and other != command:
+        if not overwrite:
+            raise InputError(
+                f"--out {path} holds the results of '{other}'; choose another directory, or "
+                "add --overwrite to replace them"
+            )
+        clear_run(path)
+        (path / "config.json").unlink(missing_ok=True)
+    return path
+
+
+def check_out_file(path: str | Path) -> Path:
+    """Check an output file before any work starts (not a folder, its folder writable)."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"--out {path}: is a directory, expected a file name")
+    problem = _blocking_ancestor(path.parent)
+    if problem is None and path.exists() and not os.access(path, os.W_OK):
+        problem = "cannot write the file (permission denied)"
+    if problem is not None:
+        raise InputError(f"--out {path}: {problem}")
+    return path
+
+
+def clear_run(path: str | Path) -> None:
+    """Remove what a run wrote in ``path``: its completion markers, report, call log, and the
+    tables and figures it listed (files it did not list, such as the user's own, stay)."""
+    path = Path(path)
+    previous = path / "results.json"
+    if previous.exists():
+        try:
+            listed = json.loads(previous.read_text()).get("tables", {})
+        except (json.JSONDecodeError, OSError, AttributeError):
+            listed = {}
+        for name in listed.values() if isinstance(listed, dict) else []:
+            target = path / str(name)
+            if target.parent == path and target.suffix == ".csv":
+                target.unlink(missing_ok=True)
+    for stale in ("results.json", "report.html", "calls.jsonl"):
+        (path / stale).unlink(missing_ok=True)
+    figures = path / "figures"
+    if figures.is_dir():
+        for png in figures.glob("*.png"):
+            png.unlink()
+
+
 class RunDir:
     """A run directory: create it, add tables and figures, then :meth:`finish`.
 
@@ -170,8 +266,13 @@ class RunDir:
         inputs: Mapping[str, str | Path] | None = None,
     ) -> None:
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._remove_previous_run()
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"cannot create the run directory {self.path}: {exc.strerror}"
+            ) from exc
+        clear_run(self.path)
         self.tables: dict[str, Path] = {}
         self.figures: dict[str, Path] = {}
         self.config: dict[str, Any] = {
@@ -192,26 +293,6 @@ class RunDir:
         }
         self._write_config()
         _open_runs.append(self)
-
-    def _remove_previous_run(self) -> None:
-        """Remove what an earlier run wrote here: its completion markers, and the tables and
-        figures it listed (files it did not list, such as the user's own, are left alone)."""
-        previous = self.path / "results.json"
-        if previous.exists():
-            try:
-                listed = json.loads(previous.read_text()).get("tables", {})
-            except (json.JSONDecodeError, OSError, AttributeError):
-                listed = {}
-            for name in listed.values() if isinstance(listed, dict) else []:
-                target = self.path / str(name)
-                if target.parent == self.path and target.suffix == ".csv":
-                    target.unlink(missing_ok=True)
-        for stale in ("results.json", "report.html", "calls.jsonl"):
-            (self.path / stale).unlink(missing_ok=True)
-        figures = self.path / "figures"
-        if figures.is_dir():
-            for png in figures.glob("*.png"):
-                png.unlink()
 
     def _write_config(self) -> None:
         atomic_write(self.path / "config.json", json.dumps(self.config, indent=2) + "\n")

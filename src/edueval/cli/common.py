@@ -1,24 +1,64 @@
-"""Helpers shared by the command groups: options, errors, output folders."""
+"""Helpers shared by the command groups: the Typer app factory, options, output folders."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ..runs import default_out
+from ..runs import check_out_dir, check_out_file, default_out
 
 OutOption = Annotated[
     Path | None,
-    typer.Option("--out", "-o", help="Run directory to write (default: runs/<command>-<time>)."),
+    typer.Option(
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Run directory to write (default: runs/<command>-<time>).",
+    ),
 ]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed of every random choice in the run.")]
+OverwriteOption = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Replace a run directory that another command wrote (by default refused, so that "
+        "no command destroys another's results).",
+    ),
+]
+SeedOption = Annotated[
+    int, typer.Option("--seed", metavar="INTEGER", help="Seed of every random choice in the run.")
+]
 
 
-def out_dir(out: Path | None, command: str) -> Path:
-    return out if out is not None else default_out(command)
+def typer_app(help: str, **settings: Any) -> typer.Typer:
+    """A command group with the settings every group shares.
+
+    Plain Click help and errors (no Rich panels, whose look and exit codes changed between
+    Typer releases), no shell-completion options, and no pretty tracebacks.  A group called
+    without a command is a usage mistake (exit 2, "Missing command"), as Click has it.
+    """
+    settings.setdefault("no_args_is_help", False)
+    return typer.Typer(
+        help=help,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        **settings,
+    )
+
+
+def out_dir(out: Path | None, command: str, overwrite: bool = False) -> Path:
+    """The run directory for ``command``: ``--out`` checked before any work starts (one line and
+    exit 2 when it cannot be written or holds another command's run), else the default."""
+    path = out if out is not None else default_out(command)
+    return check_out_dir(path, command, overwrite=overwrite)
+
+
+def out_file(path: Path) -> Path:
+    """An output file given by ``--out``, checked before any work starts."""
+    return check_out_file(path)
 
 
 def say(message: str) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .common import say
+from .common import out_dir, say
 
 
 def demo(
@@ -20,5 +20,5 @@ def demo(
     from ..demo import run_demo
 
     t0 = time.perf_counter()
-    index = run_demo(out, quick=quick, seed=seed, log=say)
+    index = run_demo(out_dir(out, "demo"), quick=quick, seed=seed, log=say)
     say(f"demo finished in {time.perf_counter() - t0:.0f} s: open {index}")

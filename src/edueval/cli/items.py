@@ -7,12 +7,11 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, SeedOption, done, out_dir, say
+from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app
 
-app = typer.Typer(
-    help="Test-item analysis (difficulty, discrimination, distractors), labelled question pairs, "
-    "a synthetic classroom.",
-    no_args_is_help=True,
+app = typer_app(
+    "Test-item analysis (difficulty, discrimination, distractors), labelled question pairs, "
+    "a synthetic classroom."
 )
 
 ResponsesArg = Annotated[
@@ -37,11 +36,12 @@ def analyze(
         float, typer.Option(help="Selection rate that makes a distractor effective.")
     ] = 0.05,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Per item: DF, DC (item-total; item-rest; upper/lower 27%), distractor rates, DE."""
     from ..items.pipeline import analyze_run
 
-    path = out_dir(out, "items-analyze")
+    path = out_dir(out, "items analyze", overwrite)
     res = analyze_run(path, responses, items, threshold=threshold)
     m = res["mean"]
     say(
@@ -70,12 +70,13 @@ def pairs(
     ] = "DC",
     seed: SeedOption = 0,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Pairs of questions on the same material whose measure differs by >= alpha, labelled."""
     from ..items.pairs import parse_alpha
     from ..items.pipeline import pairs_run
 
-    path = out_dir(out, "items-pairs")
+    path = out_dir(out, "items pairs", overwrite)
     res = pairs_run(
         path,
         responses,
@@ -103,6 +104,7 @@ def simulate(
     ] = 0.9,
     seed: SeedOption = 0,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """A synthetic classroom: items.jsonl + responses.csv with known ground truth, and pairs."""
     from ..io import InputError
@@ -120,7 +122,7 @@ def simulate(
         )
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    path = out_dir(out, "items-simulate")
+    path = out_dir(out, "items simulate", overwrite)
     res = simulate_run(path, cfg)
     say(
         f"{res['n_items']} questions x {res['n_students']} students; pairs "

@@ -9,12 +9,9 @@ import typer
 
 from ..kt.bkt import BKT
 from ..kt.data import Columns, RowFilter
-from .common import OutOption, SeedOption, done, out_dir, say, warn
+from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app, warn
 
-app = typer.Typer(
-    help="Knowledge tracing: simulate, predict, fit, evaluate, and the P&Y study.",
-    no_args_is_help=True,
-)
+app = typer_app("Knowledge tracing: simulate, predict, fit, evaluate, and the P&Y study.")
 
 ColStudent = Annotated[str, typer.Option("--col-student", help="Student column (or user_id).")]
 ColSkill = Annotated[str, typer.Option("--col-skill", help="Skill column (or skill_name).")]
@@ -82,11 +79,12 @@ def simulate(
     forget_max: Annotated[float, typer.Option(help="Draw forget uniformly in [0, this].")] = 0.0,
     seed: SeedOption = 1,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Simulate students from the BKT generative model (writes responses.csv with 'known')."""
     from ..kt.pipeline import simulate_run
 
-    path = out_dir(out, "kt-simulate")
+    path = out_dir(out, "kt simulate", overwrite)
     res = simulate_run(
         path,
         n_students=students,
@@ -105,6 +103,7 @@ def predict(
     data: DataArg,
     params: Annotated[Path, typer.Option(help="Parameter file, one row per skill.")],
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
     col_student: ColStudent = "student",
     col_skill: ColSkill = "skill",
     col_correct: ColCorrect = "correct",
@@ -118,7 +117,7 @@ def predict(
     from ..kt.pipeline import predict_run
 
     rows = _rows(only, skip_no_skill)
-    path = out_dir(out, "kt-predict")
+    path = out_dir(out, "kt predict", overwrite)
     res = predict_run(
         path,
         data,
@@ -137,6 +136,7 @@ def predict(
 def fit(
     data: DataArg,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
     restarts: Annotated[int, typer.Option(help="EM runs per skill; the best is kept.")] = 5,
     forgets: Annotated[
         bool, typer.Option("--forgets/--no-forgets", help="Also estimate forgetting.")
@@ -180,7 +180,7 @@ def fit(
         seed=seed,
         columns=_cols(col_student, col_skill, col_correct, col_order, col_known),
     )
-    path = out_dir(out, "kt-fit")
+    path = out_dir(out, "kt fit", overwrite)
     res = fit_run(
         path,
         data,
@@ -207,6 +207,7 @@ def evaluate(
         ),
     ],
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
     n_params: Annotated[int, typer.Option(help="Free parameters k for AIC/AICc/BIC.")] = 4,
     threshold: Annotated[float, typer.Option(help="Mastery threshold on P(known).")] = 0.95,
     in_a_row: Annotated[int, typer.Option(help="n for the n-correct-in-a-row rule.")] = 3,
@@ -228,7 +229,7 @@ def evaluate(
         raise InputError(f"--threshold must be in (0, 1), got {threshold}")
     if in_a_row < 1 or n_params < 0:
         raise InputError("--in-a-row must be at least 1 and --n-params non-negative")
-    path = out_dir(out, "kt-evaluate")
+    path = out_dir(out, "kt evaluate", overwrite)
     res = evaluate_run(
         path,
         data,
@@ -265,6 +266,7 @@ def study(
     ] = True,
     seed: SeedOption = 2013,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """The Pardos & Yudelson study (Tables 2, 3, Experiment 3) beside the published values."""
     from ..io import InputError
@@ -284,7 +286,7 @@ def study(
         cfg.validate()
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    path = out_dir(out, "kt-study")
+    path = out_dir(out, "kt study", overwrite)
     res = study_run(path, cfg, sensitivity=sensitivity)
     say(
         f"study finished in {res['seconds']:.1f} s: true set first by log-likelihood in "

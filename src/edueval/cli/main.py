@@ -1,20 +1,37 @@
 """Entry point: ``edueval <group> <command>``.
 
-Bad input (:class:`edueval.io.InputError`) and an unusable model backend
-(:class:`edueval.models.errors.ModelError`: wrong API key, unreachable server, unknown model) are
-printed as one line on stderr with exit code 2.
+The exit codes are a contract that scripts rely on, kept the same whatever Typer/Click release
+is installed (Typer 0.29 bundles its own copy of Click, whose exceptions are not ``click``'s):
+
+====  =====================================================================================
+0     success
+1     an unexpected error (a bug: the traceback is printed)
+2     a usage mistake (Click's usage block) or bad input (:class:`edueval.io.InputError`) or an
+      unusable model backend (:class:`edueval.models.errors.ModelError`): one line on stderr
+3     the run ended but its results are incomplete (:class:`edueval.runs.RunFailed`, e.g. too
+      many failed model calls); the run directory says ``failed``
+130   interrupted (Ctrl-C / SIGINT): "interrupted" on stderr, open run directories marked
+      ``interrupted``
+====  =====================================================================================
+
+A command that raises ``typer.Exit(n)`` exits with ``n``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 
 import typer
 
 from .. import __version__
 from ..io import InputError
 from ..models.errors import ModelError
-from ..runs import RunFailed
+from ..runs import RunFailed, mark_open_runs
 from . import demo as demo_cmd
 from . import items as items_cmd
 from . import kt, malalgo
@@ -24,14 +41,13 @@ from . import qgsms as qgsms_cmd
 from . import study as study_cmd
 from . import turing as turing_cmd
 from . import tutor as tutor_cmd
+from .common import typer_app
+from .help import classic_help
 
-app = typer.Typer(
-    name="edueval",
-    help="Evaluate educational AI the way education researchers do: against real and simulated "
+app = typer_app(
+    "Evaluate educational AI the way education researchers do: against real and simulated "
     "students.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    name="edueval",
 )
 app.add_typer(kt.app, name="kt")
 app.add_typer(items_cmd.app, name="items")
@@ -60,33 +76,86 @@ def _root(
     """edueval command line."""
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (2 for bad input)."""
+class Interrupted(BaseException):
+    """Raised by our SIGINT handler.  Not a ``KeyboardInterrupt``: Click and Typer turn that
+    into ``Abort`` or ``Exit(130)`` depending on the release, and ``except Exception`` in
+    library code must not swallow it."""
+
+
+def _click_exception_types(name: str) -> tuple[type[BaseException], ...]:
+    """``name`` (``ClickException``, ``Abort``) from every Click this process may use: the
+    ``click`` package and the copy bundled in Typer >= 0.29."""
+    found: list[type[BaseException]] = []
+    for module in ("click.exceptions", "typer._click.exceptions", "typer.exceptions"):
+        with contextlib.suppress(ImportError, AttributeError):
+            found.append(getattr(importlib.import_module(module), name))
+    return tuple(found)
+
+
+@contextlib.contextmanager
+def _sigint_raises_interrupted() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGINT, handler)
     try:
-        app(args=argv, standalone_mode=False)
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted() -> int:
+    marked = mark_open_runs("interrupted")
+    where = f" ({', '.join(map(str, marked))} marked 'interrupted')" if marked else ""
+    print(f"interrupted{where}", file=sys.stderr)
+    return 130
+
+
+def _failed(message: str, code: int) -> int:
+    mark_open_runs("error")
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def _invoke(argv: list[str] | None) -> int:
+    command = classic_help(typer.main.get_command(app))
+    rv = command.main(args=argv, prog_name="edueval", standalone_mode=False)
+    # Without standalone mode Click returns the code of ``Exit(n)`` instead of raising it.
+    return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code (see the module docstring for the table)."""
+    click_errors = _click_exception_types("ClickException")
+    aborts = _click_exception_types("Abort")
+    try:
+        with _sigint_raises_interrupted():
+            return _invoke(argv)
+    except (Interrupted, KeyboardInterrupt):
+        return _interrupted()
     except (InputError, ModelError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _failed(str(exc), 2)
     except RunFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return RunFailed.exit_code
-    except typer.Exit as exc:
+        return _failed(str(exc), RunFailed.exit_code)
+    except typer.Exit as exc:  # raised past Click by code outside a command
         return exc.exit_code
-    except typer.Abort:
-        print("aborted", file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
+    except click_errors as exc:
+        mark_open_runs("error")
+        exc.show()  # type: ignore[attr-defined]
+        return int(getattr(exc, "exit_code", 2))
+    except aborts:  # Click turns Ctrl-C / end of input at a prompt into Abort
+        return _interrupted()
+    except BaseException:
+        mark_open_runs("error")
         raise
-    return 0
 
 
-def run() -> None:  # console script
-    sys.exit(main())
+def run() -> None:
+    """The console script as earlier installs name it (``edueval.cli.main:run``)."""
+    from . import run as console_script
+
+    console_script()

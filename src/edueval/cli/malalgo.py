@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, SeedOption, done, out_dir, say
+from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -18,9 +18,7 @@ from .models import (
     open_model,
 )
 
-app = typer.Typer(
-    help="Malgorithm identification (MalAlgoQA): generate, run, score.", no_args_is_help=True
-)
+app = typer_app("Malgorithm identification (MalAlgoQA): generate, run, score.")
 
 
 @app.command()
@@ -30,11 +28,12 @@ def generate(
     content: Annotated[list[str] | None, typer.Option(help="Keep these content areas.")] = None,
     seed: SeedOption = 1,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """A MalAlgoQA-format question set built from the mal-rule library (questions.csv)."""
     from ..malalgo.pipeline import generate_run
 
-    path = out_dir(out, "malalgo-generate")
+    path = out_dir(out, "malalgo generate", overwrite)
     res = generate_run(path, n=n, seed=seed, grades=grade, contents=content)
     say(f"{res['n_questions']} questions from {res['malrules_used']} mal-rules")
     done(path)
@@ -64,6 +63,7 @@ def run(
     no_cache: NoCacheOption = False,
     seed: SeedOption = 1,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Ask a model to identify the rationale behind every choice; MCQ accuracy, AIA, MIA."""
     from ..io import InputError
@@ -78,7 +78,7 @@ def run(
         if value not in allowed:
             raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     spec = model or default_model_spec()
-    path = out_dir(out, "malalgo-run")
+    path = out_dir(out, "malalgo run", overwrite)
 
     def opener(log_path):
         return open_model(
@@ -117,11 +117,12 @@ def run(
 def score(
     responses: Annotated[Path, typer.Argument(help="responses.csv of a malalgo run.")],
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Recompute MCQ accuracy, AIA, MIA and the breakdowns from a run's responses.csv."""
     from ..malalgo.pipeline import score_run
 
-    path = out_dir(out, "malalgo-score")
+    path = out_dir(out, "malalgo score", overwrite)
     res = score_run(path, responses)
     say(
         f"MCQ {res['mcq']['accuracy']:.3f}  AIA {res['aia']['accuracy']:.3f}  "

@@ -26,7 +26,9 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(help="Model backends: check that one answers.", no_args_is_help=True)
+from .common import typer_app
+
+app = typer_app("Model backends: check that one answers.")
 
 ModelOption = Annotated[
     str | None,

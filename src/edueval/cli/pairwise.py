@@ -7,12 +7,11 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, SeedOption, done, out_dir, say, warn
+from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app, warn
 
-app = typer.Typer(
-    help="Comparative judgement: Bayesian Bradley-Terry fits, rater checks, across-item "
-    "analysis, and the AI Teacher Test replication.",
-    no_args_is_help=True,
+app = typer_app(
+    "Comparative judgement: Bayesian Bradley-Terry fits, rater checks, across-item "
+    "analysis, and the AI Teacher Test replication."
 )
 
 DataArg = Annotated[
@@ -57,11 +56,12 @@ def _order(value: str | None) -> list[str] | None:
 def import_teacher_test(
     items: Annotated[Path, typer.Argument(help="items.jsonl of the AI Teacher Test data.")],
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Convert the public AI Teacher Test items.jsonl into comparisons.csv."""
     from ..pairwise.pipeline import import_run
 
-    path = out_dir(out, "pairwise-import")
+    path = out_dir(out, "pairwise import-teacher-test", overwrite)
     res = import_run(path, items)
     say(
         f"{res['n_comparisons']} comparisons ({res['n_ties']} ties), {res['n_items']} items, "
@@ -74,6 +74,7 @@ def import_teacher_test(
 def fit(
     data: DataArg,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
     ties: Ties = "random",
     exclude_raters: Exclude = None,
     chains: Chains = 4,
@@ -91,7 +92,7 @@ def fit(
     """Bayesian Bradley-Terry with order effect per (item, attribute), all sampled together."""
     from ..pairwise.pipeline import fit_run
 
-    path = out_dir(out, "pairwise-fit")
+    path = out_dir(out, "pairwise fit", overwrite)
     res = fit_run(
         path,
         data,
@@ -116,6 +117,7 @@ def fit(
 def raters(
     data: DataArg,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
     per: Annotated[
         str,
         typer.Option(help="attribute: one model per rater x attribute; rater: one per rater."),
@@ -139,7 +141,7 @@ def raters(
     """Per-rater order effect alpha0; flag raters whose 95% HDI excludes 0."""
     from ..pairwise.pipeline import raters_run
 
-    path = out_dir(out, "pairwise-raters")
+    path = out_dir(out, "pairwise raters", overwrite)
     res = raters_run(
         path,
         data,
@@ -166,6 +168,7 @@ def summarize(
         Path, typer.Argument(help="abilities.csv of 'pairwise fit' (or its run directory).")
     ],
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
     scores: Annotated[
         Path | None,
         typer.Option(
@@ -179,7 +182,7 @@ def summarize(
     """Per attribute: ANOVA and Tukey HSD across agents, Table 3, optional correlation."""
     from ..pairwise.pipeline import summarize_run
 
-    path = out_dir(out, "pairwise-summarize")
+    path = out_dir(out, "pairwise summarize", overwrite)
     res = summarize_run(
         path,
         abilities,
@@ -199,6 +202,7 @@ def summarize(
 def hierarchical(
     data: DataArg,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
     ties: Ties = "random",
     exclude_raters: Exclude = None,
     agent_order: AgentOrder = None,
@@ -210,7 +214,7 @@ def hierarchical(
     """Pooled model (agent means + item deviations): agent differences with credible intervals."""
     from ..pairwise.pipeline import hierarchical_run
 
-    path = out_dir(out, "pairwise-hierarchical")
+    path = out_dir(out, "pairwise hierarchical", overwrite)
     res = hierarchical_run(
         path,
         data,
@@ -241,6 +245,7 @@ def replicate_teacher_test(
         ),
     ] = None,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
     chains: Chains = 4,
     warmup: Warmup = 1000,
     draws: Draws = 1000,
@@ -249,7 +254,7 @@ def replicate_teacher_test(
     """Replicate Tack & Piech (EDM 2022) on the public data, beside the published numbers."""
     from ..pairwise.replication import ReplicationConfig, replicate_run
 
-    path = out_dir(out, "pairwise-replicate")
+    path = out_dir(out, "pairwise replicate-teacher-test", overwrite)
     cfg = ReplicationConfig(chains=chains, warmup=warmup, draws=draws, seed=seed)
     res = replicate_run(path, folder, cfg, log=say)
     for mode, d in res["differences"].items():

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, SeedOption, done, out_dir, say
+from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -18,10 +18,7 @@ from .models import (
     open_model,
 )
 
-app = typer.Typer(
-    help="Question evaluation with simulated students (QG-SMS) and its baselines.",
-    no_args_is_help=True,
-)
+app = typer_app("Question evaluation with simulated students (QG-SMS) and its baselines.")
 
 
 def _line(res: dict) -> str:
@@ -67,6 +64,7 @@ def run(
     no_cache: NoCacheOption = False,
     seed: SeedOption = 0,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Judge every pair in both orders; AA, CA, binomial tests, accuracy vs alpha, cost, and a
     ranking of the questions (1 / 0.5 score, Bradley-Terry) against the true measure."""
@@ -74,7 +72,7 @@ def run(
     from ..qgsms import MethodConfig, run_qgsms
 
     spec = model or default_model_spec()
-    path = out_dir(out, "qgsms-run")
+    path = out_dir(out, "qgsms run", overwrite)
 
     def opener(log_path):
         return open_model(spec, base_url=base_url, api_key_env=api_key_env,
@@ -99,12 +97,13 @@ def score(
     ] = True,
     seed: SeedOption = 0,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Recompute AA/CA, binomial tests, accuracy vs alpha and the question ranking (1 / 0.5
     score, Bradley-Terry, correlations with the true measure, ANOVA over DE) from judgements.csv."""
     from ..qgsms import score_run
 
-    path = out_dir(out, "qgsms-score")
+    path = out_dir(out, "qgsms score", overwrite)
     res = score_run(path, judgements, bradley_terry=bt, seed=seed)
     say(_line(res))
     done(path)

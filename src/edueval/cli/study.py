@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, done, out_dir, say
+from .common import OutOption, OverwriteOption, done, out_dir, say, typer_app
 
-app = typer.Typer(help="The study web app: serve, invite, export.", no_args_is_help=True)
+app = typer_app("The study web app: serve, invite, export.")
 
 StudyArg = Annotated[Path, typer.Argument(help="study.yaml (see edueval.study.config).")]
 DbOption = Annotated[
@@ -116,12 +116,17 @@ def invite(
 
 
 @app.command()
-def export(study_path: StudyArg, db: DbOption = None, out: OutOption = None) -> None:
+def export(
+    study_path: StudyArg,
+    db: DbOption = None,
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+) -> None:
     """Write the answers as the CSV the analysis reads: comparisons.csv (pairwise fit),
     choices.csv (turing analyze) or phase1.csv (turing generate)."""
     from ..study.export import export_run
 
-    path = out_dir(out, "study-export")
+    path = out_dir(out, "study export", overwrite)
     study, sdb = _open(study_path, db)
     try:
         res = export_run(path, study, sdb)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, SeedOption, done, out_dir, say
+from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -18,10 +18,7 @@ from .models import (
     open_model,
 )
 
-app = typer.Typer(
-    help="The imitation game: generate, assemble, analyze, power, simulate.",
-    no_args_is_help=True,
-)
+app = typer_app("The imitation game: generate, assemble, analyze, power, simulate.")
 
 EpsOption = Annotated[
     float, typer.Option("--eps", help="Equivalence margin: draw needs |p_AI - p_Human| < eps.")
@@ -64,11 +61,12 @@ def analyze(
         typer.Option("--phase1", help="Phase-1 file: check every student made an error there."),
     ] = None,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Selection rates, McNemar, TOST, superiority over random and the verdict."""
     from ..turing.pipeline import analyze_run
 
-    path = out_dir(out, "turing-analyze")
+    path = out_dir(out, "turing analyze", overwrite)
     res = analyze_run(path, choices, eps=eps, delta=delta, alpha=alpha, se=se, phase1_path=phase1)
     print((path / "summary.txt").read_text(), end="")
     say(f"verdict: {res['verdict']}")
@@ -92,12 +90,13 @@ def power(
     reps: Annotated[int, typer.Option("--reps", min=10, help="Simulated studies per cell.")] = 500,
     seed: SeedOption = 0,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Closed-form sample sizes and simulated power with a student random effect."""
     from ..turing.pipeline import power_run
     from ..turing.power import Rates
 
-    path = out_dir(out, "turing-power")
+    path = out_dir(out, "turing power", overwrite)
     res = power_run(
         path,
         rates=Rates(p_ai, p_human, p_random),
@@ -152,6 +151,7 @@ def simulate(
     ] = None,
     seed: SeedOption = 0,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """The paper's first experiment with simulated students holding known mal-rules."""
     from ..turing.pipeline import simulate_run
@@ -174,7 +174,7 @@ def simulate(
         n_students=students, n_questions=questions, reps=reps, human_accuracy=human_accuracy,
         eps=eps, delta=delta, alpha=alpha, slip=slip, p_rule=p_rule, frequencies=freqs, seed=seed,
     )  # fmt: skip
-    path = out_dir(out, "turing-simulate")
+    path = out_dir(out, "turing simulate", overwrite)
     res = simulate_run(
         path,
         cfg,
@@ -208,11 +208,12 @@ def generate(
     timeout: TimeoutOption = 60.0,
     no_cache: NoCacheOption = False,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """For each Phase-1 misconception tuple: a related question q', its answer, the AI distractor."""
     from ..turing.generate import generate_run
 
-    path = out_dir(out, "turing-generate")
+    path = out_dir(out, "turing generate", overwrite)
 
     def opener(log_path):
         return open_model(
@@ -242,11 +243,12 @@ def assemble(
     ] = None,
     seed: SeedOption = 0,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Per-student shuffled 4-option MCQs: correct + AI + human + random distractors."""
     from ..turing.assemble import assemble_run
 
-    path = out_dir(out, "turing-assemble")
+    path = out_dir(out, "turing assemble", overwrite)
     res = assemble_run(path, ai, human, random_path=random, seed=seed)
     say(
         f"{res['n_mcqs']} MCQs for {res['n_students']} students; {res['shared_options']} with a "

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, SeedOption, done, out_dir, say
+from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, out_file, say, typer_app
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -18,7 +18,7 @@ from .models import (
     open_model,
 )
 
-app = typer.Typer(help="AI teacher replies: import-ncte, reply, make-study.", no_args_is_help=True)
+app = typer_app("AI teacher replies: import-ncte, reply, make-study.")
 
 
 @app.command("import-ncte")
@@ -32,7 +32,7 @@ def import_ncte_cmd(
     """Convert the NCTE uptake CSV into dialogues JSONL (student utterance -> real teacher reply)."""
     from ..tutor import import_ncte
 
-    res = import_ncte(csv, out, limit=limit)
+    res = import_ncte(csv, out_file(out), limit=limit)
     say(f"{res['n_dialogues']} dialogues from {res['n_observations']} observations -> {out}")
 
 
@@ -64,13 +64,14 @@ def reply(
     ] = True,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N targets.")] = None,
     out: OutOption = None,
+    overwrite: OverwriteOption = False,
     seed: SeedOption = 0,
 ) -> None:
     """Reply as the teacher to each student turn; unigram F1 vs the real reply, AI perplexity."""
     from ..models import default_model_spec
     from ..tutor import DEFAULT_PERSONA, reply_run
 
-    path = out_dir(out, "tutor-reply")
+    path = out_dir(out, "tutor reply", overwrite)
     name = model or default_model_spec()
     res = reply_run(
         path,
@@ -117,7 +118,7 @@ def make_study_cmd(
     """A comparative-judgement study (study.yaml + items.jsonl) from real + AI replies."""
     from ..tutor import make_study
 
-    res = make_study(out, replies, items_per_participant=items_per_participant, limit=limit,
+    res = make_study(out_dir(out, "tutor make-study"), replies, items_per_participant=items_per_participant, limit=limit,
                      seed=seed, title=title)  # fmt: skip
     say(f"{res['n_items']} items ({res['n_skipped']} skipped), agents {', '.join(res['agents'])}"
         f" -> {out / 'study.yaml'} (run: edueval study serve {out / 'study.yaml'})")  # fmt: skip
