@@ -257,3 +257,43 @@ def test_a_run_directory_of_another_command_is_kept_unless_overwrite(edueval, tm
     config = json.loads((out / "config.json").read_text())
     assert config["command"] == "turing simulate" and config["status"] == "complete"
     assert not (out / "responses.csv").exists(), "the other command's tables are removed"
+
+
+def test_ctrl_c_during_malalgo_run_then_a_rerun_repeats_only_the_calls_in_flight(
+    edueval, tmp_path
+) -> None:
+    from edueval.models.scripted_server import ScriptedServer
+
+    made = edueval("malalgo", "generate", "--n", "6", "--seed", "1", "--out", tmp_path / "q")
+    assert made.code == 0, made
+    questions = tmp_path / "q" / "questions.csv"
+    out = tmp_path / "p3"
+    connections = 2
+    with ScriptedServer(lambda body: '{"Correct Choice": "A"}', latency=0.25) as server:
+        args = ["malalgo", "run", str(questions), "--model", "openai/scripted", "--base-url",
+                server.url, "--max-connections", str(connections), "--out", str(out)]  # fmt: skip
+        env = {**os.environ, "OPENAI_API_KEY": "test-key",
+               "EDUEVAL_CACHE_DIR": str(tmp_path / ".cache")}  # fmt: skip
+        proc = subprocess.Popen([*cli_command(), *args], cwd=tmp_path, env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while server.calls < 8 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        out_text, err_text = proc.communicate(timeout=60)
+        _assert_interrupted(Run(tuple(args), proc.returncode, out_text, err_text), out)
+        first = server.calls
+
+        server.reset()
+        rerun = edueval(*args, env=env)
+        assert rerun.code == 0, rerun
+        prompts = 6 * 5  # four choices and the question itself, per question
+        # everything answered before Ctrl-C came from the cache: only the calls that were in
+        # flight at that moment (at most one per connection) are asked again
+        assert prompts - first <= server.calls <= prompts - first + connections, (
+            first,
+            server.calls,
+        )
+        assert server.calls < prompts
+    assert json.loads((out / "config.json").read_text())["status"] == "complete"

@@ -1,0 +1,84 @@
+"""The README's commands, as a newcomer pastes them (issue 11, 8).
+
+Every ``edueval`` line in the README's shell blocks must name a real command with options it
+has, must not depend on ``../shared`` (a clone has no such folder), must survive a paste into a
+shell (no ``<placeholder>`` that the shell reads as a redirection), and no two different
+commands may write the same ``--out`` directory (the second would refuse, or with
+``--overwrite`` destroy the first one's results).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import typer
+
+from edueval.cli.main import app
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _shell_lines() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    lines: list[str] = []
+    for block in re.findall(r"```(?:bash|sh|console)\n(.*?)```", text, flags=re.S):
+        joined = block.replace("\\\n", " ")
+        for line in joined.splitlines():
+            line = line.split(" #", 1)[0].strip()
+            if line and not line.startswith("#"):
+                lines.append(line)
+    return lines
+
+
+def _edueval_calls() -> list[list[str]]:
+    calls = []
+    for line in _shell_lines():
+        for part in re.split(r"&&|;|\|", line):
+            words = shlex.split(part, comments=True)
+            if words[:3] == ["python", "-m", "edueval"]:
+                words = ["edueval", *words[3:]]
+            if words and words[0] == "edueval":
+                calls.append(words[1:])
+    return calls
+
+
+def _command(words: list[str]):
+    command = typer.main.get_command(app)
+    path = []
+    while hasattr(command, "commands") and words and words[0] in command.commands:
+        path.append(words[0])
+        command = command.commands[words.pop(0)]
+    return " ".join(path), command, words
+
+
+def test_the_readme_shows_commands() -> None:
+    assert len(_edueval_calls()) >= 25
+
+
+@pytest.mark.parametrize("words", _edueval_calls(), ids=lambda w: " ".join(w)[:60])
+def test_each_readme_command_exists_with_the_options_it_uses(words) -> None:
+    name, command, rest = _command(list(words))
+    assert not hasattr(command, "commands"), f"'edueval {name}' is a group, not a command"
+    known = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)} | {"--help"}
+    used = {w.split("=", 1)[0] for w in rest if w.startswith("-") and not re.fullmatch(r"-\d.*", w)}
+    assert used <= known, f"edueval {name}: unknown {sorted(used - known)}"
+
+
+def test_no_readme_command_needs_the_shared_folder_or_redirects_by_accident() -> None:
+    for line in _shell_lines():
+        assert "../shared" not in line, line
+        assert not re.search(r"(^|\s)\S*<[A-Za-z]", line), f"'<' would redirect: {line}"
+
+
+def test_no_two_readme_commands_write_the_same_directory() -> None:
+    writers: dict[str, set[str]] = {}
+    for words in _edueval_calls():
+        name, _, rest = _command(list(words))
+        for flag, value in zip(rest, rest[1:], strict=False):
+            if flag in ("--out", "-o"):
+                writers.setdefault(value, set()).add(name)
+    shared = {out: names for out, names in writers.items() if len(names) > 1}
+    assert not shared, shared
