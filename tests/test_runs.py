@@ -101,7 +101,51 @@ def test_finish_without_report(tmp_path):
     run = RunDir(tmp_path / "run", command="x", params={})
     run.finish({"a": 1})
     assert not (tmp_path / "run" / "report.html").exists()
-    assert json.loads((tmp_path / "run" / "results.json").read_text()) == {"a": 1, "tables": {}}
+    assert json.loads((tmp_path / "run" / "results.json").read_text()) == {
+        "a": 1,
+        "tables": {},
+        "status": "complete",
+    }
+
+
+def test_a_failed_run_says_so_in_both_files(tmp_path):
+    run = RunDir(tmp_path / "run", command="x", params={})
+    run.finish({"a": 1}, status="failed")
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["status"] == "failed"
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["status"] == "failed"
+    with pytest.raises(ValueError):
+        RunDir(tmp_path / "other", command="x", params={}).finish({}, status="running")
+
+
+def test_open_runs_are_marked_and_finished_ones_are_not(tmp_path):
+    from edueval.runs import mark_open_runs
+
+    done = RunDir(tmp_path / "done", command="x", params={})
+    done.finish({})
+    open_run = RunDir(tmp_path / "open", command="x", params={})
+    marked = mark_open_runs("interrupted")
+    assert open_run.path in marked and done.path not in marked
+    assert json.loads((tmp_path / "open" / "config.json").read_text())["status"] == "interrupted"
+    assert json.loads((tmp_path / "done" / "config.json").read_text())["status"] == "complete"
+    assert mark_open_runs("interrupted") == []
+
+
+def test_check_out_dir(tmp_path):
+    from edueval.io import InputError
+    from edueval.runs import check_out_dir
+
+    (tmp_path / "f").write_text("x")
+    for bad in (tmp_path / "f", tmp_path / "f" / "sub"):
+        with pytest.raises(InputError, match="is a file"):
+            check_out_dir(bad, "kt fit")
+    run = RunDir(tmp_path / "r", command="kt fit", params={})
+    run.table("params", pd.DataFrame({"a": [1]}))
+    run.finish({})
+    assert check_out_dir(tmp_path / "r", "kt fit") == tmp_path / "r"
+    with pytest.raises(InputError, match="holds the results of 'kt fit'"):
+        check_out_dir(tmp_path / "r", "pairwise fit")
+    check_out_dir(tmp_path / "r", "pairwise fit", overwrite=True)
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == []
 
 
 def test_finish_keeps_given_tables_entry(tmp_path):

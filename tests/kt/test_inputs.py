@@ -628,7 +628,7 @@ def test_failure_after_run_dir_created_leaves_no_results(
     res = cli("kt", "predict", data_ab, "--params", params_ab, "--out", out)
     assert_input_error(res, out, file=data_ab, contains=("simulated failure",))
     assert not (out / "report.html").exists()
-    assert json.loads((out / "config.json").read_text())["status"] == "running"
+    assert json.loads((out / "config.json").read_text())["status"] == "error"
 
 
 def test_input_error_is_not_raised_through_main(write, tmp_path, capsys):
