@@ -135,7 +135,7 @@ def test_perfect_judge_scores_100(tmp_path, room):
     assert cost.at["qg-sms", "calls"] == n_mat + 4 * n_pairs  # profiles + (predict, judge) x 2
     assert (cost["tokens_per_pair"] > 0).all()
     html = (tmp_path / "out" / "report.html").read_text()
-    assert "Cost per method" in html and "binomial" in html
+    assert "Cost per method" in html and "Exact sign tests" in html
 
 
 def test_always_a_judge_scores_half_and_zero(tmp_path, room):
@@ -351,3 +351,37 @@ def test_repeated_profile_names_are_predicted_once_each(room):
     assert [g["name"] for g in got] == names
     del full["Ana (2)"]
     assert pask.parse(ChatResult(text=json.dumps({"students": full}))) is None
+
+
+def test_swap_synthesis_names_the_questions_as_this_prompt_shows_them(tmp_path, room):
+    """Both CoT verdicts say "(a)" -- different questions, since the orders differ -- so swap
+    asks for a synthesis.  Its prompt must say which question each assessment preferred in the
+    labels of that prompt (not by item ids the model never sees)."""
+
+    def script(body):
+        schema = _schema(body)
+        prompt = last_user_message(body)
+        if "Two earlier assessments disagreed" in prompt:
+            # the question each assessment preferred, read back through this prompt's labels
+            a, b = _sections(prompt)
+            said = re.findall(r"Assessment (\d) preferred Output \(([ab])\)", prompt)
+            texts = {"a": a, "b": b}
+            script.synthesis.append({int(i): texts[lab] for i, lab in said})
+            script.prompts.append(prompt)
+            return json.dumps({"reasoning": "weighing", "better": "a"})
+        assert schema.get("title") == "verdict_cot"
+        a, _ = _sections(prompt)
+        script.first_choice.append(a)  # each CoT assessment prefers the question shown first
+        return json.dumps({"reasoning": "the first one", "better": "a"})
+
+    script.synthesis, script.first_choice, script.prompts = [], [], []
+    _run(tmp_path, room, script, ["swap"])
+    assert script.synthesis, "no synthesis was asked for"
+    _, _, items = room
+    ids = set(items)
+    for said in script.synthesis:
+        # assessment 1 saw order 1 and preferred its first question; assessment 2 the other one
+        assert said[1] != said[2]
+        assert {said[1], said[2]} <= set(script.first_choice)
+    for prompt in script.prompts:
+        assert not any(f"preferred {i}" in prompt for i in ids), prompt

@@ -155,11 +155,14 @@ def _swap_job(pair, items, cfg):
     item2 = a2["item"] if v2["better"] == "a" else b2["item"]
     if item1 == item2:
         return [{"order": 1, "verdict": v1["better"]}, {"order": 2, "verdict": v2["better"]}]
-    extra = P.synthesis_extra(
-        f"preferred {item1}: {v1['reasoning']}", f"preferred {item2}: {v2['reasoning']}"
-    )
-    s1 = P.judge_prompt(d, topic, mat, a1, b1, cot=True, extra=extra)
-    s2 = P.judge_prompt(d, topic, mat, a2, b2, cot=True, extra=extra)
+    said = [(item1, 1, v1["reasoning"]), (item2, 2, v2["reasoning"])]
+
+    def extra(a: dict, shown_order: int) -> str:  # labels as the questions appear in this prompt
+        return P.synthesis_extra([("a" if item == a["item"] else "b", seen != shown_order, why)
+                                  for item, seen, why in said])  # fmt: skip
+
+    s1 = P.judge_prompt(d, topic, mat, a1, b1, cot=True, extra=extra(a1, 1))
+    s2 = P.judge_prompt(d, topic, mat, a2, b2, cot=True, extra=extra(a2, 2))
     w1, w2 = yield [
         _verdict_ask("synthesis", s1, True, cfg.cot_tokens, f"{pair['pair_id']}:1"),
         _verdict_ask("synthesis", s2, True, cfg.cot_tokens, f"{pair['pair_id']}:2"),

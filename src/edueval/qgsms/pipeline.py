@@ -145,7 +145,7 @@ def score_judgements(
     ``bradley_terry`` is False)."""
     pairs = pair_table(judgements)
     acc = accuracy_table(pairs)
-    tests = binomial_tests(acc) if "vanilla" in set(acc["method"]) else pd.DataFrame()
+    tests = binomial_tests(pairs) if "vanilla" in set(acc["method"]) else pd.DataFrame()
     curve = alpha_curve(pairs, {**DEFAULT_ALPHA, **(alpha or {})})
     fails = (
         judgements[judgements["status"] == "failed"]
@@ -190,7 +190,12 @@ def _report(title: str, subtitle: str, s: dict, cost: pd.DataFrame | None,
         axes[1].legend(fontsize=7, ncols=2)
         sec.figure(fig, "AA and CA per dimension and method")
     if len(s["binomial"]):
-        rep.section("One-sided binomial tests of CA against Vanilla").table(s["binomial"], digits=4)
+        rep.section("Exact sign tests (exact McNemar) against Vanilla").text(
+            "On the pairs both methods judged, b = units the method gets right and Vanilla "
+            "wrong, c = the reverse; p = P(X >= b), X ~ Binomial(b + c, 1/2), one-sided (the "
+            "paper's Table 6). CA: a unit is a pair, right in both orders; AA: a unit is one "
+            "judgement (a pair in one order)."
+        ).table(s["binomial"], digits=4)
     curve = s["alpha_curve"]
     if len(curve):
         sec = rep.section("Accuracy as a function of alpha")
@@ -398,7 +403,13 @@ def _results(s: dict, cost: pd.DataFrame | None) -> dict:
             "AA": r["AA"], "CA": r["CA"], "pairs": r["pairs"], "failed": r["failed"],
             "ties": r["ties"]}  # fmt: skip
     if len(s["binomial"]):
-        out["binomial_p"] = {f"{r['method']}/{r['dimension']}": r["p_value"]
+        out["binomial_p"] = {
+            f"{r['method']}/{r['dimension']}": r["p_value"]
+            for r in s["binomial"].to_dict("records")
+            if r["measure"] == "CA"
+        }
+        out["sign_tests"] = {f"{r['method']}/{r['measure']}/{r['dimension']}":
+                             {"b": r["b"], "c": r["c"], "p_value": r["p_value"]}
                              for r in s["binomial"].to_dict("records")}  # fmt: skip
     rc = s.get("rank_correlations")
     if rc is not None and len(rc):

@@ -294,10 +294,18 @@ def discussion_schema() -> dict:
     }
 
 
-def synthesis_extra(r1: str, r2: str) -> str:
+def synthesis_extra(assessments: list[tuple[str, bool, str]]) -> str:
+    """The disagreeing assessments, each as (the label *in this prompt* of the question it
+    preferred, whether it saw the two questions the other way round, its reasoning)."""
+    lines = []
+    for i, (label, swapped, reasoning) in enumerate(assessments, start=1):
+        seen = (
+            "it saw the two questions the other way round, so its '(a)' is this prompt's "
+            "Output (b) and its '(b)' is Output (a)"
+            if swapped
+            else "it saw the questions in the order shown here"
+        )
+        lines.append(f"Assessment {i} preferred Output ({label}) ({seen}): {reasoning}")
     return (
-        "# Two earlier assessments disagreed\n"
-        f"Assessment 1: {r1}\nAssessment 2: {r2}\n"
-        "(In each assessment the questions may have been shown in the other order.) Weigh both "
-        "and decide.\n\n"
+        "# Two earlier assessments disagreed\n" + "\n".join(lines) + "\nWeigh both and decide.\n\n"
     )
