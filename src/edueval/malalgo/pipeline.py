@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, read_table, require_columns
+from ..io import InputError
 from ..report import Report
 from ..report.figures import new_figure
 from ..runs import RunDir
 from .data import LETTERS, read_questions
 from .metrics import breakdown, grade_dok_heatmap, score_table, summary
+from .responses import read_responses
 from .tasks import build_tasks, read_answer
 
 __all__ = ["generate_run", "run_malalgo", "score_run", "scored_frame"]
@@ -240,24 +241,7 @@ def run_malalgo(
 
 def score_run(out: Path, responses_path: Path) -> dict:
     """Recompute the metrics and the report from a ``responses.csv`` of an earlier run."""
-    df = read_table(
-        responses_path,
-        text_columns=["question_id", "task_id", "target", "answer_label", "choice", "order"],
-    )
-    require_columns(
-        df,
-        [
-            "task_id",
-            "question_id",
-            "kind",
-            "is_correct_choice",
-            "target",
-            "answer_label",
-            "status",
-            *_META,
-        ],
-    )
-    df["is_correct_choice"] = df["is_correct_choice"].astype(str).str.lower().isin(["true", "1"])
+    df = read_responses(responses_path, list(_META))
     run = RunDir(out, command="malalgo score", params={}, inputs={"responses": responses_path})
     scored = score_table(df)
     summ = summary(scored)
