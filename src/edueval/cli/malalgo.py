@@ -12,10 +12,12 @@ from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
     MaxConnectionsOption,
+    MaxFailuresOption,
     ModelOption,
     NoCacheOption,
     TimeoutOption,
     open_model,
+    parse_max_failures,
 )
 
 app = typer_app("Malgorithm identification (MalAlgoQA): generate, run, score.")
@@ -61,6 +63,7 @@ def run(
     max_connections: MaxConnectionsOption = 8,
     timeout: TimeoutOption = 60.0,
     no_cache: NoCacheOption = False,
+    max_failures: MaxFailuresOption = "5%",
     seed: SeedOption = 1,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -70,6 +73,7 @@ def run(
     from ..malalgo.pipeline import run_malalgo
     from ..models import default_model_spec
 
+    limit_failures = parse_max_failures(max_failures)
     for name, value, allowed in (
         ("--prompt", prompt, ("simple", "cot")),
         ("--scoring", scoring, ("generate", "logprob")),
@@ -103,6 +107,7 @@ def run(
         mcq=mcq,
         seed=seed,
         limit=limit,
+        max_failures=limit_failures,
         log=say,
     )
     say(

@@ -56,6 +56,24 @@ MaxConnectionsOption = Annotated[
 TimeoutOption = Annotated[
     float, typer.Option("--timeout", min=0.001, help="Seconds allowed per model call attempt.")
 ]
+MaxFailuresOption = Annotated[
+    str,
+    typer.Option(
+        "--max-failures",
+        metavar="N|P%",
+        help="Failed model calls (after retries) allowed before the run is marked failed and "
+        "exits 3: a count (3) or a share of the run's calls (5%).",
+    ),
+]
+
+
+def parse_max_failures(text: str):
+    """The --max-failures value (imported on use: the command line starts faster)."""
+    from ..models.budget import MaxFailures
+
+    return MaxFailures.parse(text)
+
+
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Neither read nor write the model response cache.")
 ]

@@ -12,10 +12,12 @@ from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
     MaxConnectionsOption,
+    MaxFailuresOption,
     ModelOption,
     NoCacheOption,
     TimeoutOption,
     open_model,
+    parse_max_failures,
 )
 
 app = typer_app("Question evaluation with simulated students (QG-SMS) and its baselines.")
@@ -62,6 +64,7 @@ def run(
     max_connections: MaxConnectionsOption = 8,
     timeout: TimeoutOption = 120.0,
     no_cache: NoCacheOption = False,
+    max_failures: MaxFailuresOption = "5%",
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -83,7 +86,7 @@ def run(
     res = run_qgsms(path, pairs, items, methods=method or ["vanilla", "qg-sms"],
                     open_model=opener, model_name=spec, cfg=cfg, retries=retries,
                     repeats=repeats, limit=limit, seed=seed, bradley_terry=bt,
-                    log=say)  # fmt: skip
+                    max_failures=parse_max_failures(max_failures), log=say)  # fmt: skip
     say(_line(res))
     done(path)
 

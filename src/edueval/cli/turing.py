@@ -12,10 +12,12 @@ from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
     MaxConnectionsOption,
+    MaxFailuresOption,
     ModelOption,
     NoCacheOption,
     TimeoutOption,
     open_model,
+    parse_max_failures,
 )
 
 app = typer_app("The imitation game: generate, assemble, analyze, power, simulate.")
@@ -207,6 +209,7 @@ def generate(
     max_connections: MaxConnectionsOption = 8,
     timeout: TimeoutOption = 60.0,
     no_cache: NoCacheOption = False,
+    max_failures: MaxFailuresOption = "5%",
     out: OutOption = None,
     overwrite: OverwriteOption = False,
 ) -> None:
@@ -224,6 +227,7 @@ def generate(
     res = generate_run(
         path, phase1, open_model=opener, model_name=model or "local",
         unconditioned=unconditioned, limit=limit, log=say,
+        max_failures=parse_max_failures(max_failures),
     )  # fmt: skip
     say(f"{res['n_tuples']} tuples: " + ", ".join(f"{k} {v}" for k, v in res["status"].items()))
     if res["students_without_error"]:

@@ -12,10 +12,12 @@ from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
     MaxConnectionsOption,
+    MaxFailuresOption,
     ModelOption,
     NoCacheOption,
     TimeoutOption,
     open_model,
+    parse_max_failures,
 )
 
 app = typer_app("AI teacher replies: import-ncte, reply, make-study.")
@@ -47,6 +49,7 @@ def reply(
     max_connections: MaxConnectionsOption = 8,
     timeout: TimeoutOption = 60.0,
     no_cache: NoCacheOption = False,
+    max_failures: MaxFailuresOption = "5%",
     budget: Annotated[
         int,
         typer.Option(
@@ -92,6 +95,7 @@ def reply(
         logprobs=logprobs,
         limit=limit,
         seed=seed,
+        max_failures=parse_max_failures(max_failures),
         log=say,
     )
     f1 = res["mean_f1"]

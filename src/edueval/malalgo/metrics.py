@@ -51,7 +51,9 @@ def _rate(sub: pd.DataFrame, cluster: bool = False) -> dict:
     n = len(sub)
     k = int(sub["correct"].sum())
     lo, hi = wilson(k, n)
-    out = {"n": n, "correct": k, "accuracy": k / n if n else math.nan, "ci_low": lo, "ci_high": hi}
+    out = {"n": n, "correct": k, "accuracy": k / n if n else math.nan, "ci_low": lo, "ci_high": hi,
+           "failed": int((sub["status"] == "failed").sum()),
+           "unparseable": int((sub["status"] == "unparseable").sum())}  # fmt: skip
     if cluster:
         clo, chi = clustered(sub["correct"].to_numpy(), sub["question_id"].to_numpy())
         out.update({"ci_low_clustered": clo, "ci_high_clustered": chi})

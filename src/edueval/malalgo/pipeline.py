@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError
+from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
 from ..report import Report
 from ..report.figures import new_figure
 from ..runs import RunDir
@@ -112,6 +113,8 @@ def _report(
                     else f"; clustered by question [{summ[key]['ci_low_clustered']:.3f}, "
                     f"{summ[key]['ci_high_clustered']:.3f}]"
                 ),
+                "failed calls": summ[key]["failed"],
+                "unparseable": summ[key]["unparseable"],
             }
             for name, key in (
                 ("MCQ accuracy", "mcq"),
@@ -179,6 +182,7 @@ def run_malalgo(
     mcq: bool = True,
     seed: int = 0,
     limit: int | None = None,
+    max_failures: MaxFailures = DEFAULT_MAX_FAILURES,
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Ask the model every identification prompt (and each question) and score the answers.
@@ -208,6 +212,7 @@ def run_malalgo(
         "scoring": scoring,
         "ask_mcq": mcq,
         "limit": limit,
+        "max_failures": str(max_failures),
         "n_questions": len(questions),
         "n_prompts": len(tasks),
     }
@@ -233,10 +238,9 @@ def run_malalgo(
     for name, table in tables.items():
         run.table(name, table)
     results_json = {**summ, "seconds": seconds, "model_calls": stats.as_dict(), **params}
-    run.finish(results_json, rep.render())
     if log:
         log(stats.summary())
-    return results_json
+    return finish_model_run(run, results_json, rep, stats, max_failures)
 
 
 def score_run(out: Path, responses_path: Path) -> dict:

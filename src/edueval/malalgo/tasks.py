@@ -186,7 +186,9 @@ def read_answer(result: ChatResult, scoring: str) -> tuple[str | None, str]:
         lp = _answer_position_logprobs(result)
         if lp and any(math.isfinite(v) for v in lp.values()):
             return max(LETTERS, key=lambda x: lp[x]), "logprob"
-    parsed = parse_json_answer(result.text, require_keys=[ANSWER_KEY])
+    parsed = parse_json_answer(
+        result.text, require_keys=[ANSWER_KEY], accept=lambda v: _letter(v[ANSWER_KEY]) is not None
+    )
     letter = _letter(parsed.get(ANSWER_KEY)) if parsed else None
     if letter is None:
         return None, "unparseable"

@@ -96,6 +96,20 @@ def _unwrap(value: ChatResult | _Raised) -> ChatResult:
     return value
 
 
+def usable(request: ChatRequest, result: ChatResult) -> bool:
+    """Whether an answer may be cached: a successful call with some text, which -- when the
+    request asked for JSON -- holds one complete JSON value.  An empty completion or JSON cut off
+    by the token limit is kept out of the cache, so a re-run asks again instead of replaying it
+    for good (it is still logged and counted as the run's answer)."""
+    if not result.ok or not (result.text or "").strip():
+        return False
+    if request.json_schema is not None or request.json_mode:
+        from .jsonparse import parse_json_answer
+
+        return parse_json_answer(result.text, expect=None) is not None
+    return True
+
+
 class ModelClient:
     """A chat model with caching, bounded concurrency, retries and a call log.
 
@@ -301,7 +315,7 @@ class ModelClient:
                     fut.set_exception(exc)
             raise
         if use_cache:
-            if res.ok:
+            if usable(request, res):
                 self.cache.put(key, self.backend.model_id, res)  # type: ignore[union-attr]
             self._inflight.pop(key, None)
             fut.set_result(res)

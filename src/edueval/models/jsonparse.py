@@ -1,9 +1,18 @@
-"""Reading JSON out of model answers, robustly.
+"""Reading JSON out of model answers, robustly but never by guessing.
 
-Models wrap JSON in prose or code fences, use single quotes, leave trailing commas, or stop half-way
-(``max_tokens``).  :func:`parse_json_answer` tries the strict reading first and then increasingly
-forgiving ones; it returns ``None`` -- never raises -- when nothing parses, so callers can count
-unparseable answers (and must: they are reported, never silently dropped).
+Models wrap JSON in prose or code fences, use single quotes or leave trailing commas: those are
+read.  Two kinds of answer are *not* read, because any reading would be a guess, and are
+returned as ``None`` so that callers count them as unparseable (reported, never silently
+dropped):
+
+- an answer cut off mid-object (``{"Correct Choice": "B`` -- the token limit was reached): the
+  model never committed to the closing of its answer;
+- an answer holding two or more acceptable objects that disagree
+  (``{"Correct Choice": "B"} ... {"Correct Choice": "C"}``).  Several objects that agree are
+  one answer; an object the caller does not accept (``accept``), such as an echoed template
+  ``{"Correct Choice": "X"}`` before the real answer, is not a second answer.
+
+:func:`parse_json_answer` never raises.
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = ["parse_json_answer"]
@@ -21,14 +30,17 @@ _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 
 def parse_json_answer(
-    text: str | None, *, require_keys: Iterable[str] = (), expect: type | None = dict
+    text: str | None,
+    *,
+    require_keys: Iterable[str] = (),
+    expect: type | None = dict,
+    accept: Callable[[Any], bool] | None = None,
 ) -> Any | None:
-    """The JSON value in a model's answer, or ``None`` if there is none.
+    """The one JSON value in a model's answer, or ``None`` if there is none or more than one.
 
-    Tries, in order: the whole text; the contents of a Markdown code fence; every balanced
-    ``{...}`` (or ``[...]``) span from the left; each of those again with trailing commas removed,
-    as a Python literal (single quotes, ``True``/``None``), and -- for answers cut off by
-    ``max_tokens`` -- with the missing closing quote/brackets added.
+    Tries the whole text first; then the contents of each Markdown code fence and every
+    complete, balanced ``{...}`` (or ``[...]``) span not inside an accepted one, each also with
+    trailing commas removed and as a Python literal (single quotes, ``True``/``None``).
 
     Parameters
     ----------
@@ -36,6 +48,12 @@ def parse_json_answer(
     require_keys : keys the object must have (for ``expect=dict``); a candidate without all of them
         is skipped, so ``'{"x": 1} ... {"Correct Choice": "B"}'`` yields the second object.
     expect : the type the value must have (``dict`` by default, ``list``, or ``None`` for any).
+    accept : a further test a candidate must pass (e.g. the answer is one of the letters A-D).
+
+    Returns
+    -------
+    The value; ``None`` when nothing acceptable parses, when the answer was cut off, and when
+    acceptable candidates disagree (on ``require_keys`` when given, else on the whole value).
 
     Examples
     --------
@@ -43,38 +61,64 @@ def parse_json_answer(
     {'Correct Choice': 'B'}
     >>> parse_json_answer("{'answer': 'C',}")
     {'answer': 'C'}
-    >>> parse_json_answer("no json here") is None
+    >>> parse_json_answer('{"Correct Choice": "B') is None  # cut off
+    True
+    >>> parse_json_answer('{"a": "B"} or {"a": "C"}', require_keys=["a"]) is None  # two answers
     True
     """
     if not text:
         return None
     keys = tuple(require_keys)
-    for candidate in _candidates(text, expect):
-        value = _loads_forgiving(candidate)
-        if value is _FAIL:
-            continue
-        if expect is not None and not isinstance(value, expect):
-            continue
+
+    def acceptable(value: Any) -> bool:
+        if value is _FAIL or (expect is not None and not isinstance(value, expect)):
+            return False
         if keys and not (isinstance(value, dict) and all(k in value for k in keys)):
-            continue
-        return value
-    return None
+            return False
+        return accept is None or bool(_safe(accept, value))
+
+    whole = _loads_forgiving(text.strip())
+    if acceptable(whole):
+        return whole
+    found = [
+        v for v in map(_loads_forgiving, _candidates(text, expect, acceptable)) if acceptable(v)
+    ]
+    answers = {_identity(v, keys) for v in found}
+    return found[-1] if len(answers) == 1 else None
 
 
 _FAIL = object()
 _MAX_STARTS = 64  # bracket positions tried at most (bounds the work on long answers)
 
 
-def _candidates(text: str, expect: type | None) -> Iterable[str]:
-    stripped = text.strip()
-    yield stripped
-    for m in _FENCE.finditer(text):
-        yield m.group(1).strip()
+def _safe(test: Callable[[Any], bool], value: Any) -> bool:
+    try:
+        return test(value)
+    except Exception:
+        return False
+
+
+def _identity(value: Any, keys: tuple[str, ...]) -> str:
+    """What two candidates must share to be the same answer."""
+    picked = {k: value[k] for k in keys} if keys else value
+    return json.dumps(picked, sort_keys=True, default=str)
+
+
+def _candidates(text: str, expect: type | None, acceptable: Callable[[Any], bool]) -> list[str]:
+    out = [m.group(1).strip() for m in _FENCE.finditer(text)]
     opens = "{[" if expect is None else ("[" if expect is list else "{")
     starts = [i for i, ch in enumerate(text) if ch in opens][:_MAX_STARTS]
+    covered_until = -1
     for start in starts:
+        if start < covered_until:
+            continue  # inside an object already taken: its parts are not separate answers
         span = _balanced(text, start)
-        yield span if span is not None else _close_truncated(text[start:])
+        if span is None:
+            continue  # never closed: cut off, not an answer
+        out.append(span)
+        if acceptable(_loads_forgiving(span)):
+            covered_until = start + len(span)
+    return out
 
 
 def _balanced(text: str, start: int) -> str | None:
@@ -102,32 +146,6 @@ def _balanced(text: str, start: int) -> str | None:
             if not stack:
                 return text[start : i + 1]
     return None
-
-
-def _close_truncated(fragment: str) -> str:
-    """Close an answer cut off mid-object: end an open string, drop a dangling key/comma, close
-    the open brackets."""
-    stack: list[str] = []
-    in_str: str | None = None
-    escaped = False
-    for c in fragment:
-        if in_str:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == in_str:
-                in_str = None
-            continue
-        if c in "\"'":
-            in_str = c
-        elif c in "{[":
-            stack.append("}" if c == "{" else "]")
-        elif c in "}]" and stack:
-            stack.pop()
-    out = fragment + (in_str or "")
-    out = re.sub(r"[,:]\s*$", "", out.rstrip())
-    return out + "".join(reversed(stack))
 
 
 def _loads_forgiving(s: str) -> Any:

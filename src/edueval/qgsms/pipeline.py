@@ -23,6 +23,7 @@ import pandas as pd
 from ..io import InputError, line_of, read_table, require_columns, text_column
 from ..items.data import read_items
 from ..items.pairs import DEFAULT_ALPHA, DIMENSIONS
+from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
 from ..report import Report
 from ..report.figures import plt
 from ..runs import RunDir
@@ -268,6 +269,7 @@ def run_qgsms(
     limit: int | None = None,
     seed: int = 0,
     bradley_terry: bool = True,
+    max_failures: MaxFailures = DEFAULT_MAX_FAILURES,
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Judge every pair in both orders with each method and score the judgements (with the
@@ -385,10 +387,9 @@ def run_qgsms(
     results = _results(s, cost)
     results.update({"seconds": seconds, "model_calls": stats.as_dict(), "n_pairs": len(pairs),
                     "profile_sets_failed": sum(v is None for v in profiles.values())})  # fmt: skip
-    run.finish(results, rep.render())
     if log:
         log(stats.summary())
-    return results
+    return finish_model_run(run, results, rep, stats, max_failures)
 
 
 _TABLES = ("pairs", "accuracy", "binomial", "alpha_curve", "failures", "ranking",

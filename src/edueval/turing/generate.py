@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import InputError
+from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
 from ..report import Report
 from ..runs import RunDir
 from .data import misconception_tuples, read_phase1, same_answer
@@ -124,6 +125,7 @@ def generate_run(
     unconditioned: bool = False,
     limit: int | None = None,
     max_tokens: int = 200,
+    max_failures: MaxFailures = DEFAULT_MAX_FAILURES,
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Write ``distractors.csv`` (one row per tuple) and the run directory."""
@@ -192,7 +194,6 @@ def generate_run(
         "seconds": time.perf_counter() - t0,
         **params,
     }
-    run.finish(results_json, rep.render())
     if log:
         log(stats.summary())
-    return results_json
+    return finish_model_run(run, results_json, rep, stats, max_failures)

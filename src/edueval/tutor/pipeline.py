@@ -27,6 +27,7 @@ import yaml
 
 from ..io import InputError, read_table, require_columns
 from ..models import ChatRequest
+from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
 from ..report import Report
 from ..runs import RunDir, atomic_write
 from .dialogues import Target, read_dialogues, reply_targets
@@ -90,6 +91,7 @@ def reply_run(
     logprobs: bool = True,
     limit: int | None = None,
     seed: int = 0,
+    max_failures: MaxFailures = DEFAULT_MAX_FAILURES,
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Generate one AI teacher reply per target and score it against the real reply.
@@ -188,10 +190,9 @@ def reply_run(
     rep.section("First replies").table(
         table[["dialogue", "student", "real_reply", "ai_reply", "status", "f1"]].head(20)
     )
-    run.finish(results_json, rep.render())
     if log:
         log(stats.summary())
-    return results_json
+    return finish_model_run(run, results_json, rep, stats, max_failures)
 
 
 DEFAULT_QUESTIONS = [
