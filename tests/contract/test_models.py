@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from edueval.models.scripted_server import Faults, ScriptReply, ScriptedServer
+from edueval.models.scripted_server import Faults, ScriptedServer, ScriptReply
 
 from .conftest import assert_refused
 
