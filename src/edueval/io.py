@@ -26,6 +26,7 @@ __all__ = [
     "numeric_column",
     "text_column",
     "line_of",
+    "read_text",
 ]
 
 
@@ -57,6 +58,30 @@ class InputError(Exception):
         prefix = ", ".join(where)
         text = " ".join(self.message.split())  # always a single line
         return f"{prefix}: {text}" if prefix else text
+
+
+def _bom_tolerant(encoding: str) -> str:
+    """UTF-8 that also reads a leading byte-order mark (as pandas does for CSV)."""
+    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+
+
+def read_text(path: str | Path) -> str:
+    """A user's UTF-8 text file (a leading BOM dropped), or one line saying which byte is not
+    UTF-8 -- never a traceback."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found" if not path.exists() else "expected a file", file=path)
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be "
+            "decoded (save the file as UTF-8)",
+            file=path,
+            line=line,
+        ) from None
 
 
 def file_sha256(path: str | Path) -> str:
@@ -127,7 +152,7 @@ def read_table(
         elif kind == "jsonl":
             records = []
             lines = []
-            with open(path, encoding=encoding) as fh:
+            with open(path, encoding=_bom_tolerant(encoding)) as fh:
                 for lineno, raw in enumerate(fh, start=1):
                     if not raw.strip():
                         continue
@@ -148,7 +173,7 @@ def read_table(
                 if name in df.columns:
                     df[name] = df[name].where(df[name].isna(), df[name].astype(str))
         else:
-            with open(path, encoding=encoding) as fh:
+            with open(path, encoding=_bom_tolerant(encoding)) as fh:
                 try:
                     obj = json.load(fh)
                 except json.JSONDecodeError as exc:

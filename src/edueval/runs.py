@@ -107,8 +107,18 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+def _umask() -> int:
+    """The process's file-creation mask (read by setting it, then restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | Path, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename."""
+    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename.
+
+    The file gets the permissions a plain ``open()`` would give it (0666 less the umask; the
+    temporary file alone would be 0600), so reports and tables can be shared as usual."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
@@ -116,6 +126,7 @@ def atomic_write(path: str | Path, data: str | bytes) -> Path:
     try:
         with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
             fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

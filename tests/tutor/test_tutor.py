@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from edueval.models import get_model
+from edueval.models.budget import MaxFailures
 from edueval.models.scripted_server import Faults, ScriptedServer, ScriptReply, last_user_message
 from edueval.tutor import (
     build_messages,
@@ -101,9 +102,11 @@ def test_reply_run_scores_and_records_failures(tmp_path):
     faults = Faults(rule=lambda body, nth: "500" if "FAIL" in last_user_message(body) else None)
     with ScriptedServer(_script, faults=faults) as server:
         res = reply_run(tmp_path / "run", path, open_model=_opener(server, tmp_path),
-                        model_name="scripted", budget=50)  # fmt: skip
+                        model_name="scripted", budget=50,
+                        max_failures=MaxFailures(count=1))  # fmt: skip
     table = pd.read_csv(tmp_path / "run" / "replies.csv")
     assert res["n_targets"] == 3 and res["n_ok"] == 2 and res["n_failed"] == 1
+    assert res["model_failures"]["failed"] == 1 and res["complete"]
     first = table.iloc[0]
     assert first["ai_reply"] == "Four is the answer, right?"
     # real reply "Yes, the answer is four." (5 words) vs 5 AI words: overlap 4 -> F1 0.8

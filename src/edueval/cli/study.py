@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, OverwriteOption, done, out_dir, say, typer_app
+from .common import OutOption, OverwriteOption, done, out_dir, out_file, say, typer_app, warn
 
 app = typer_app("The study web app: serve, invite, export.")
 
@@ -21,11 +21,34 @@ DbOption = Annotated[
 ]  # fmt: skip
 
 
-def _open(study_path: Path, db: str | None):
+def _open(study_path: Path, db: str | None, *, create: bool = True):
     from ..study import StudyDB, default_db_url, load_study
 
     study = load_study(study_path)
-    return study, StudyDB(study, db or default_db_url(study_path))
+    return study, StudyDB(study, db or default_db_url(study_path), create=create)
+
+
+def _admin_token(given: str | None, token_file: Path | None) -> str:
+    """From --admin-token-file, $EDUEVAL_STUDY_ADMIN_TOKEN or --admin-token (warned: other users
+    see a process's arguments in ``ps``), else a new random one, printed once."""
+    from ..io import InputError, read_text
+    from ..study.app import admin_token_problem
+
+    if token_file is not None:
+        token = read_text(token_file).strip()
+    elif given is not None:
+        warn("--admin-token is visible to other users in 'ps'; prefer --admin-token-file or "
+             "$EDUEVAL_STUDY_ADMIN_TOKEN")  # fmt: skip
+        token = given
+    else:
+        token = os.environ.get("EDUEVAL_STUDY_ADMIN_TOKEN") or ""
+    if not token:
+        token = secrets.token_urlsafe(24)
+        say(f"admin token (use as 'Authorization: Bearer ...'): {token}")
+    problem = admin_token_problem(token)
+    if problem:
+        raise InputError(problem)
+    return token
 
 
 @app.command()
@@ -34,42 +57,56 @@ def serve(
     db: DbOption = None,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port")] = 8000,
+    admin_token_file: Annotated[
+        Path | None,
+        typer.Option("--admin-token-file", help="File holding the researcher token."),
+    ] = None,
     admin_token: Annotated[
         str | None,
         typer.Option(
             "--admin-token",
-            help="Researcher token (default $EDUEVAL_STUDY_ADMIN_TOKEN, "
-            "else a new random one, printed).",
+            help="Researcher token (visible in 'ps': prefer --admin-token-file or "
+            "$EDUEVAL_STUDY_ADMIN_TOKEN; default a new random one, printed).",
         ),
     ] = None,  # fmt: skip
     workers: Annotated[
         int, typer.Option("--workers", min=1, help="Server processes (e.g. the number of cores).")
     ] = 1,
+    ssl_certfile: Annotated[
+        Path | None,
+        typer.Option("--ssl-certfile", exists=True, dir_okay=False, help="TLS certificate (PEM)."),
+    ] = None,
+    ssl_keyfile: Annotated[
+        Path | None,
+        typer.Option("--ssl-keyfile", exists=True, dir_okay=False, help="TLS private key (PEM)."),
+    ] = None,
 ) -> None:
-    """Start the web app (participants open their invite links)."""
+    """Start the web app (participants open their invite links); Ctrl-C stops it."""
     import uvicorn
 
     from ..io import InputError
     from ..study import default_db_url, load_study
     from ..study.app import create_app
+    from ..study.db import masked_url
 
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        raise InputError("--ssl-certfile and --ssl-keyfile go together")
+    tls = ssl_certfile is not None
     study = load_study(study_path)
     url = db or default_db_url(study_path)
-    token = admin_token or os.environ.get("EDUEVAL_STUDY_ADMIN_TOKEN")
-    if token is None:
-        token = secrets.token_urlsafe(24)
-        say(f"admin token (use as 'Authorization: Bearer ...'): {token}")
-    if len(token) < 16:
-        raise InputError("the admin token must have at least 16 characters")
-    app = create_app(study, url, token)  # also checks the database belongs to this study
-    say(f"{study.kind} study '{study.title}' on http://{host}:{port}/ (database {url})")
+    token = _admin_token(admin_token, admin_token_file)
+    app = create_app(study, url, token, tls=tls)  # also checks the database belongs to this study
+    scheme = "https" if tls else "http"
+    say(f"{study.kind} study '{study.title}' on {scheme}://{host}:{port}/ "
+        f"(database {masked_url(url)})")  # fmt: skip
+    options = {"host": host, "port": port, "log_level": "warning", "timeout_keep_alive": 5,
+               "ssl_certfile": ssl_certfile, "ssl_keyfile": ssl_keyfile}  # fmt: skip
     if workers == 1:
-        uvicorn.run(app, host=host, port=port, log_level="warning", timeout_keep_alive=5)
+        uvicorn.run(app, **options)
         return
     os.environ.update(EDUEVAL_STUDY_FILE=str(Path(study_path).resolve()), EDUEVAL_STUDY_DB=url,
-                      EDUEVAL_STUDY_ADMIN_TOKEN=token)  # fmt: skip
-    uvicorn.run("edueval.study.app:app_from_env", factory=True, workers=workers, host=host,
-                port=port, log_level="warning", timeout_keep_alive=5)  # fmt: skip
+                      EDUEVAL_STUDY_ADMIN_TOKEN=token, EDUEVAL_STUDY_TLS="1" if tls else "0")  # fmt: skip
+    uvicorn.run("edueval.study.app:app_from_env", factory=True, workers=workers, **options)
 
 
 @app.command()
@@ -86,16 +123,17 @@ def invite(
     """Create participants with their assignments and print their invite links (CSV)."""
     import pandas as pd
 
-    from ..io import InputError
+    from ..io import InputError, read_text
     from ..runs import atomic_write
+    from ..study.export import spreadsheet_safe
 
+    if out is not None:
+        out_file(out)  # before any participant is created: their links must not be lost
+    labels: list[str] = []
+    if participants is not None:
+        labels = [x.strip() for x in read_text(participants).splitlines() if x.strip()]
     study, sdb = _open(study_path, db)
     try:
-        labels: list[str] = []
-        if participants is not None:
-            if not participants.is_file():
-                raise InputError("file not found", file=participants)
-            labels = [x.strip() for x in participants.read_text().splitlines() if x.strip()]
         start = sdb.status()["participants"]
         labels += [f"p{start + i + 1:03d}" for i in range(n)]
         if not labels and study.kind == "mcq":
@@ -107,7 +145,7 @@ def invite(
         sdb.close()
     table = pd.DataFrame([{"participant": r["label"],
                            "url": f"{base_url.rstrip('/')}/p/{r['token']}"} for r in rows])  # fmt: skip
-    text = table.to_csv(index=False, lineterminator="\n")
+    text = spreadsheet_safe(table).to_csv(index=False, lineterminator="\n")
     if out is not None:
         atomic_write(out, text)
         say(f"{len(table)} invite links -> {out}")
@@ -127,7 +165,7 @@ def export(
     from ..study.export import export_run
 
     path = out_dir(out, "study export", overwrite)
-    study, sdb = _open(study_path, db)
+    study, sdb = _open(study_path, db, create=False)
     try:
         res = export_run(path, study, sdb)
     finally:

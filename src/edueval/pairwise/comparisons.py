@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ..io import InputError, line_of, read_table, require_columns, text_column
+from ..io import InputError, line_of, read_table, read_text, require_columns, text_column
 from ..seeding import rng
 
 __all__ = [
@@ -139,10 +139,7 @@ def read_rater_ids(path: str | Path) -> list[str]:
         raise InputError("file not found", file=path)
     if path.is_dir():
         raise InputError("expected a file, found a directory", file=path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=path) from None
+    text = read_text(path)
     if path.suffix.lower() in {".yaml", ".yml"}:
         try:
             obj = yaml.safe_load(text)

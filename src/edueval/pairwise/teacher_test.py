@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import InputError
+from ..io import InputError, read_text
 
 __all__ = [
     "AGENT_LABELS",
@@ -135,10 +135,7 @@ def import_teacher_test(path: str | Path) -> pd.DataFrame:
         raise InputError("expected a file (items.jsonl), found a directory", file=path)
     rows: list[dict] = []
     seen: dict[str, int] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=path) from None
+    lines = read_text(path).split("\n")
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue

@@ -13,13 +13,17 @@ Errors are shown as short pages; tracebacks go to the server log only.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import logging
 import math
+import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
+from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
@@ -28,16 +32,37 @@ from starlette.exceptions import HTTPException
 
 from .config import Study
 from .db import StudyDB
+from .export import spreadsheet_safe
 
 __all__ = ["create_app"]
 
 log = logging.getLogger("edueval.study")
 _TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 _MAX_TEXT = 5000
+#: assignment ids are database integers: anything else is a 400, not a database error
+AssignmentId = Annotated[int, PathParam(ge=1, le=2**31 - 1)]
 
 
 class _Invalid(Exception):
     pass
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: request bodies larger than this are refused with 413 before they are read (a form holds at
+#: most a 5,000-character answer: under 60 KiB even with every character percent-encoded)
+MAX_BODY_BYTES = 256 * 1024
+
+
+def clean_text(text: str) -> str:
+    """A participant's free text as stored: line breaks as ``\\n`` (browsers submit ``\\r\\n``
+    but count one character per break against ``maxlength``, so the server counts the same
+    way), and no NUL or other control characters (PostgreSQL refuses NUL in text)."""
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def _quiet_path(path: str) -> str:
+    """A request path with the participant's token hidden, for logs."""
+    return re.sub(r"/p/[^/]+", "/p/<token>", path)
 
 
 def _timing(form: Any) -> dict[str, float | None]:
@@ -63,7 +88,7 @@ def _answers(study: Study, item: dict[str, Any], form: Any) -> dict[str, str]:
             out[q["id"]] = v
         return out
     if study.kind == "open":
-        v = str(form.get("answer", "") or "").strip()
+        v = clean_text(str(form.get("answer", "") or "")).strip()
         if not v or len(v) > _MAX_TEXT:
             raise _Invalid(f"Please write an answer (at most {_MAX_TEXT} characters).")
         return {"answer": v}
@@ -73,16 +98,36 @@ def _answers(study: Study, item: dict[str, Any], form: Any) -> dict[str, str]:
     return {"choice": v}
 
 
+def _inline_hashes(tag: str) -> list[str]:
+    """CSP hashes of the inline ``<script>``/``<style>`` blocks of the templates (static text)."""
+    out = []
+    for template in sorted((Path(__file__).parent / "templates").glob("*.html")):
+        for body in re.findall(rf"<{tag}>(.*?)</{tag}>", template.read_text("utf-8"), re.S):
+            digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+            out.append(f"'sha256-{digest}'")
+    return out
+
+
+def _csp() -> bytes:
+    scripts = " ".join(_inline_hashes("script")) or "'none'"
+    styles = " ".join(_inline_hashes("style")) or "'none'"
+    return (f"default-src 'none'; script-src {scripts}; style-src {styles}; img-src 'self'; "
+            "form-action 'self'; frame-ancestors 'none'; base-uri 'none'").encode()  # fmt: skip
+
+
 _HEADERS = [(b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
-            (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store")]  # fmt: skip
+            (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store"),
+            (b"content-security-policy", _csp())]  # fmt: skip
+_HSTS = (b"strict-transport-security", b"max-age=31536000")
 
 
 class _SecurityHeaders:
     """Adds the security headers to every HTTP response (plain ASGI: cheaper under load than
     ``@app.middleware("http")``, which runs each request through an extra task and stream)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, tls: bool = False) -> None:
         self.app = app
+        self.headers = _HEADERS + ([_HSTS] if tls else [])
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -90,18 +135,60 @@ class _SecurityHeaders:
 
         async def send_with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
-                names = {k for k, _ in _HEADERS}
+                names = {k for k, _ in self.headers}
                 kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
-                message = {**message, "headers": kept + _HEADERS}
+                message = {**message, "headers": kept + self.headers}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(study: Study, db_url: str, admin_token: str) -> FastAPI:
-    """The app for one study.  Pass ``admin_token`` (at least 16 characters)."""
-    if len(admin_token) < 16:
-        raise ValueError("the admin token must have at least 16 characters")
+class _BodyLimit:
+    """Refuses a request body over ``MAX_BODY_BYTES`` with 413: at once when Content-Length
+    says so, else as soon as the streamed body passes the limit (so no link can make the
+    server hold large bodies in memory)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope.get("headers", [])).get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            return await _too_large(send)
+        seen = 0
+
+        async def limited() -> Any:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > MAX_BODY_BYTES:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await _too_large(send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _too_large(send: Any) -> None:
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), *_HEADERS]})  # fmt: skip
+    await send({"type": "http.response.body", "body": b"The request is too large."})
+
+
+def create_app(study: Study, db_url: str, admin_token: str, *, tls: bool = False) -> FastAPI:
+    """The app for one study.  ``admin_token``: see :func:`check_admin_token`; ``tls``: served
+    over HTTPS (adds Strict-Transport-Security)."""
+    problem = admin_token_problem(admin_token)
+    if problem:
+        raise ValueError(problem)
     db = StudyDB(study, db_url)
     app = FastAPI(title=study.title, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.db = db
@@ -114,7 +201,8 @@ def create_app(study: Study, db_url: str, admin_token: str) -> FastAPI:
     def error(request: Request, status: int, message: str) -> HTMLResponse:
         return page(request, "error.html", status, message=message)
 
-    app.add_middleware(_SecurityHeaders)
+    app.add_middleware(_BodyLimit)
+    app.add_middleware(_SecurityHeaders, tls=tls)
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException):
@@ -132,7 +220,7 @@ def create_app(study: Study, db_url: str, admin_token: str) -> FastAPI:
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception):
-        log.exception("error on %s", request.url.path)
+        log.error("error on %s: %s", _quiet_path(request.url.path), type(exc).__name__)
         return PlainTextResponse("Something went wrong on the server. Please try again.", 500)
 
     def who(token: str) -> dict[str, Any]:
@@ -144,6 +232,8 @@ def create_app(study: Study, db_url: str, admin_token: str) -> FastAPI:
     async def form_of(request: Request, p: dict[str, Any]) -> Any:
         try:
             form = await request.form(max_files=0, max_fields=100)
+        except _TooLarge:
+            raise  # answered 413 by _BodyLimit
         except Exception:
             raise HTTPException(400, "The form could not be read.") from None
         sent = str(form.get("csrf", "") or "")
@@ -212,6 +302,8 @@ def create_app(study: Study, db_url: str, admin_token: str) -> FastAPI:
         form = await form_of(request, p)
         if study.practice is None:
             raise HTTPException(404)
+        if p["consented_at"] is None:
+            return RedirectResponse(f"/p/{token}", 303)  # consent comes first
         try:
             _answers(study, study.practice, form)
         except _Invalid as exc:
@@ -229,18 +321,22 @@ def create_app(study: Study, db_url: str, admin_token: str) -> FastAPI:
         return p, a, study.item(a["item_id"], p["label"])
 
     @app.get("/p/{token}/a/{aid}", response_class=HTMLResponse)
-    def assignment(request: Request, token: str, aid: int):
+    def assignment(request: Request, token: str, aid: AssignmentId):
         p, a, item = load(token, aid)
         if p["consented_at"] is None:
             return RedirectResponse(f"/p/{token}", 303)
+        if study.practice is not None and p["practice_done_at"] is None:
+            return RedirectResponse(f"/p/{token}/practice", 303)
         return item_page(request, p, item, a)
 
     @app.post("/p/{token}/a/{aid}")
-    async def submit(request: Request, token: str, aid: int):
+    async def submit(request: Request, token: str, aid: AssignmentId):
         p, a, item = await run_in_threadpool(load, token, aid)
         form = await form_of(request, p)
         if p["consented_at"] is None:
             raise HTTPException(403)
+        if study.practice is not None and p["practice_done_at"] is None:
+            return RedirectResponse(f"/p/{token}/practice", 303)  # the practice comes first
         try:
             answers = _answers(study, item, form)
         except _Invalid as exc:
@@ -274,10 +370,27 @@ def create_app(study: Study, db_url: str, admin_token: str) -> FastAPI:
     @app.get("/admin/export.csv")
     def admin_export(request: Request):
         admin(request)
-        return PlainTextResponse(db.export().to_csv(index=False, lineterminator="\n"),
+        table = spreadsheet_safe(db.export())  # a download meant for a spreadsheet
+        return PlainTextResponse(table.to_csv(index=False, lineterminator="\n"),
                                  media_type="text/csv")  # fmt: skip
 
     return app
+
+
+def admin_token_problem(token: str) -> str | None:
+    """Why ``token`` is too weak to guard the researcher endpoints, or None.
+
+    The rule: at least 16 characters and at least 64 bits by the Shannon entropy of its own
+    characters (length x entropy per character), which refuses ``aaaaaaaaaaaaaaaa`` or
+    ``abababababababab``; a ``secrets.token_urlsafe(24)`` token has about 150."""
+    if len(token) < 16:
+        return "the admin token must have at least 16 characters"
+    counts = [token.count(c) for c in set(token)]
+    bits = -sum(n * math.log2(n / len(token)) for n in counts)
+    if bits < 64:
+        return (f"the admin token is too easy to guess ({bits:.0f} bits; at least 64 needed): "
+                "use a random one, e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))'")  # fmt: skip
+    return None
 
 
 def app_from_env() -> FastAPI:
@@ -289,5 +402,27 @@ def app_from_env() -> FastAPI:
 
     from . import load_study
 
+    _exit_with_parent()
     return create_app(load_study(os.environ["EDUEVAL_STUDY_FILE"]), os.environ["EDUEVAL_STUDY_DB"],
-                      os.environ["EDUEVAL_STUDY_ADMIN_TOKEN"])  # fmt: skip
+                      os.environ["EDUEVAL_STUDY_ADMIN_TOKEN"],
+                      tls=os.environ.get("EDUEVAL_STUDY_TLS") == "1")  # fmt: skip
+
+
+def _exit_with_parent() -> None:
+    """In a ``--workers`` process: stop serving when the master process is gone (killed with
+    SIGKILL it cannot stop its workers, which would keep the port and serve on as orphans)."""
+    import os
+    import signal
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="edueval-parent-watch", daemon=True).start()

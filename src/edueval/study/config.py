@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from ..io import InputError, read_table
+from ..io import InputError, read_table, read_text
 
 __all__ = ["Study", "load_study", "KINDS"]
 
@@ -79,12 +79,26 @@ def _fail(path: Path, msg: str, column: str | None = None) -> InputError:
     return InputError(msg, file=path, column=column)
 
 
+def _integer(path: Path, cfg: dict[str, Any], key: str, default: int) -> int:
+    """``cfg[key]`` as a whole number; ``2.7`` or ``"two"`` is refused, not rounded."""
+    value = cfg.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise _fail(path, f"{key} must be a whole number, got {value!r}", key)
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not number.is_integer():
+        raise _fail(path, f"{key} must be a whole number, got {value!r}", key)
+    return int(number)
+
+
 def _read_items(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise InputError("items file not found", file=path)
     if path.suffix.lower() in {".jsonl", ".ndjson"}:
         items = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for n, line in enumerate(read_text(path).splitlines(), start=1):
             if line.strip():
                 try:
                     obj = json.loads(line)
@@ -147,7 +161,7 @@ def load_study(path: str | Path) -> Study:
     if not path.is_file():
         raise InputError("file not found", file=path)
     try:
-        cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
+        cfg = yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         raise InputError(
             f"not valid YAML ({' '.join(str(exc).split())[:120]})", file=path
@@ -174,11 +188,8 @@ def load_study(path: str | Path) -> Study:
         ):
             raise _fail(path, "comparative studies need questions: [{id, text}, ...]", "questions")
         questions = [{"id": str(q["id"]), "text": str(q["text"])} for q in questions]
-    try:
-        per = int(cfg.get("items_per_participant", len(items)))
-        seed = int(cfg.get("seed", 0))
-    except (TypeError, ValueError):
-        raise _fail(path, "items_per_participant and seed must be integers") from None
+    per = _integer(path, cfg, "items_per_participant", len(items))
+    seed = _integer(path, cfg, "seed", 0)
     if per < 1:
         raise _fail(path, "items_per_participant must be at least 1", "items_per_participant")
     practice = cfg.get("practice")

@@ -19,8 +19,10 @@ by ``(seed, k)``.  ``mcq``: each participant (a student id) gets all of their ow
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -101,6 +103,46 @@ def default_db_url(study_path: str | Path) -> str:
     return f"sqlite:///{p.with_suffix('.db')}"
 
 
+def masked_url(url: str) -> str:
+    """The database URL with its password replaced by ``***``, for messages and logs."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy can parse: hide anything between ':' and '@'
+        return re.sub(r"(//[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+def _mask(exc: BaseException, url: str) -> str:
+    """An error's text, on one line, with the URL's password (if any) masked."""
+    text = " ".join(str(exc).split())
+    try:
+        from sqlalchemy.engine import make_url
+
+        password = make_url(url).password
+    except Exception:
+        password = None
+    return text.replace(str(password), "***") if password else text
+
+
+def _private(url: str) -> None:
+    """A SQLite database holds participants' tokens and answers: readable by its owner only."""
+    if url.startswith("sqlite:///"):
+        base = url.removeprefix("sqlite:///")
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.chmod(base + suffix, 0o600)
+
+
+def _require_existing_file(url: str) -> None:
+    """A SQLite database given for reading must exist (SQLite would create an empty one)."""
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if not path.is_file():
+            raise InputError(f"no database at {path}: nothing to export (give the database "
+                             "that 'study serve' used, with --db)")  # fmt: skip
+
+
 def _now() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
@@ -127,9 +169,12 @@ class StudyDB:
     """One study's database.  ``url``: any SQLAlchemy URL (``sqlite:///file.db``,
     ``postgresql+psycopg://user@host/db``)."""
 
-    def __init__(self, study: Study, url: str) -> None:
+    def __init__(self, study: Study, url: str, *, create: bool = True) -> None:
         self.study = study
         self.url = url
+        self.shown_url = masked_url(url)
+        if not create:
+            _require_existing_file(url)
         kw: dict[str, Any] = {"future": True, "pool_pre_ping": True}
         if url.startswith("sqlite"):
             # a local file: no connection to go stale (no ping); a pool as large as the app's
@@ -138,9 +183,10 @@ class StudyDB:
             kw = {"future": True, "pool_size": 40, "max_overflow": 10,
                   "connect_args": {"check_same_thread": False, "timeout": 30}}  # fmt: skip
         try:
-            self.engine = create_engine(url, **kw)
+            # hide_parameters: a failing query must not put a participant's token in an error
+            self.engine = create_engine(url, hide_parameters=True, **kw)
         except (SQLAlchemyError, ImportError, ValueError) as exc:
-            raise InputError(f"cannot use database {url!r}: {exc}") from None
+            raise InputError(f"cannot use database {self.shown_url!r}: {_mask(exc, url)}") from None
         if url.startswith("sqlite"):
 
             @event.listens_for(self.engine, "connect")
@@ -152,12 +198,33 @@ class StudyDB:
                 cur.close()
 
         try:
-            metadata.create_all(self.engine)
-            self._bind_study()
+            if create:
+                metadata.create_all(self.engine)
+                _private(url)
+                self._bind_study()
+            else:
+                self._require_study()
         except SQLAlchemyError as exc:
             raise InputError(
-                f"cannot open database {url!r}: {' '.join(str(exc).split())[:200]}"
+                f"cannot open database {self.shown_url!r}: {_mask(exc, url)[:200]}"
             ) from None
+
+    def _require_study(self) -> None:
+        """For reading only (``study export``): the database must already hold this study."""
+        from sqlalchemy import inspect
+
+        if not inspect(self.engine).has_table(meta.name):
+            raise InputError(f"database {self.shown_url} holds no study: nothing to export (give "
+                             "the database that 'study serve' used, with --db)",
+                             file=self.study.path)  # fmt: skip
+        with self.engine.connect() as c:
+            row = c.execute(select(meta.c.value).where(meta.c.key == "fingerprint")).first()
+        if row is None:
+            raise InputError(f"database {self.shown_url} holds no study: nothing to export",
+                             file=self.study.path)  # fmt: skip
+        if row[0] != self.study.fingerprint:
+            raise InputError(f"database {self.shown_url} belongs to another study (its items "
+                             "or questions differ from this study.yaml)", file=self.study.path)  # fmt: skip
 
     def _bind_study(self) -> None:
         for _ in range(2):
@@ -174,7 +241,7 @@ class StudyDB:
                     continue
             if row[0] != self.study.fingerprint:
                 raise InputError(
-                    f"database {self.url} belongs to another study (its items or questions "
+                    f"database {self.shown_url} belongs to another study (its items or questions "
                     "differ from this study.yaml); use a new database",
                     file=self.study.path,
                 )
@@ -191,8 +258,10 @@ class StudyDB:
         students = set(self.study.students())
         for label in labels:
             label = str(label).strip()
-            if not label or len(label) > 200:
-                raise InputError(f"participant label must be 1-200 characters, got {label!r}")
+            if not label or len(label) > 200 or not label.isprintable():
+                raise InputError(
+                    f"participant label must be 1-200 printable characters, got {label!r}"
+                )
             if self.study.kind == "mcq" and label not in students:
                 raise InputError(f"no MCQ for student {label!r} in the study's items")
             with self.engine.begin() as c:

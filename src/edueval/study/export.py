@@ -11,7 +11,9 @@ from ..runs import RunDir
 from .config import Study
 from .db import StudyDB
 
-__all__ = ["export_run", "EXPORT_NAMES"]
+__all__ = ["export_run", "EXPORT_NAMES", "spreadsheet_safe"]
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 EXPORT_NAMES = {"comparative": "comparisons", "open": "phase1", "mcq": "choices"}
 
@@ -33,6 +35,24 @@ def export_run(out: Path, study: Study, db: StudyDB) -> dict:
     rep.section("First rows").table(table.head(20))
     run.finish(res, rep.render())
     return res
+
+
+def _neutralise(value: object) -> object:
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    try:
+        float(value)  # "-5" or "+3.5" is a number, not a formula
+        return value
+    except ValueError:
+        return "'" + value
+
+
+def spreadsheet_safe(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with every text cell that a spreadsheet would run as a formula (starting with
+    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, and not a plain number) prefixed
+    with ``'``, as OWASP advises for CSV downloads.  Used for the CSVs meant to be opened in a
+    spreadsheet (the admin download, the invite links), not for the files edueval reads back."""
+    return table.apply(lambda col: col.map(_neutralise) if col.dtype == object else col)
 
 
 def _redact(url: str) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import InputError, read_table, require_columns, text_column
+from ..io import InputError, read_table, read_text, require_columns, text_column
 from ..runs import atomic_write
 
 __all__ = ["Target", "read_dialogues", "reply_targets", "import_ncte", "SPEAKERS"]
@@ -46,44 +46,43 @@ def read_dialogues(path: str | Path) -> list[dict]:
         raise InputError("file not found", file=path)
     out: list[dict] = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", file=path, line=n) from None
-            if not isinstance(obj, dict):
-                raise InputError("expected a JSON object", file=path, line=n)
-            did = obj.get("id")
-            if not isinstance(did, (str, int)) or str(did).strip() == "":
-                raise InputError("expected a non-empty 'id'", file=path, line=n, column="id")
-            did = str(did)
-            if did in seen:
-                raise InputError(f"duplicate dialogue id {did!r}", file=path, line=n, column="id")
-            seen.add(did)
-            turns = obj.get("turns")
-            if not isinstance(turns, list) or not turns:
-                raise InputError("expected a non-empty list 'turns'", file=path, line=n,
-                                 column="turns")  # fmt: skip
-            clean = []
-            for i, t in enumerate(turns):
-                if (
-                    not isinstance(t, dict)
-                    or t.get("speaker") not in SPEAKERS
-                    or not isinstance(t.get("text"), str)
-                ):
-                    raise InputError(
-                        f"turn {i + 1}: expected {{\"speaker\": \"teacher\"|\"student\", "
-                        f"\"text\": string}}, got {json.dumps(t)[:80]}",
-                        file=path, line=n, column="turns",
-                    )  # fmt: skip
-                clean.append((t["speaker"], t["text"].strip()))
-            meta = obj.get("meta") or {}
-            if not isinstance(meta, dict):
-                raise InputError("'meta' must be an object", file=path, line=n, column="meta")
-            out.append({"id": did, "turns": clean, "meta": meta, "line": n})
+    for n, raw in enumerate(read_text(path).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg})", file=path, line=n) from None
+        if not isinstance(obj, dict):
+            raise InputError("expected a JSON object", file=path, line=n)
+        did = obj.get("id")
+        if not isinstance(did, (str, int)) or str(did).strip() == "":
+            raise InputError("expected a non-empty 'id'", file=path, line=n, column="id")
+        did = str(did)
+        if did in seen:
+            raise InputError(f"duplicate dialogue id {did!r}", file=path, line=n, column="id")
+        seen.add(did)
+        turns = obj.get("turns")
+        if not isinstance(turns, list) or not turns:
+            raise InputError("expected a non-empty list 'turns'", file=path, line=n,
+                             column="turns")  # fmt: skip
+        clean = []
+        for i, t in enumerate(turns):
+            if (
+                not isinstance(t, dict)
+                or t.get("speaker") not in SPEAKERS
+                or not isinstance(t.get("text"), str)
+            ):
+                raise InputError(
+                    f"turn {i + 1}: expected {{\"speaker\": \"teacher\"|\"student\", "
+                    f"\"text\": string}}, got {json.dumps(t)[:80]}",
+                    file=path, line=n, column="turns",
+                )  # fmt: skip
+            clean.append((t["speaker"], t["text"].strip()))
+        meta = obj.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise InputError("'meta' must be an object", file=path, line=n, column="meta")
+        out.append({"id": did, "turns": clean, "meta": meta, "line": n})
     if not out:
         raise InputError("no dialogues", file=path)
     return out
