@@ -52,7 +52,13 @@ def spreadsheet_safe(table: pd.DataFrame) -> pd.DataFrame:
     ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, and not a plain number) prefixed
     with ``'``, as OWASP advises for CSV downloads.  Used for the CSVs meant to be opened in a
     spreadsheet (the admin download, the invite links), not for the files edueval reads back."""
-    return table.apply(lambda col: col.map(_neutralise) if col.dtype == object else col)
+    return table.apply(
+        lambda col: (
+            col.map(_neutralise)
+            if pd.api.types.is_string_dtype(col.dtype) or col.dtype == object
+            else col
+        )
+    )
 
 
 def _redact(url: str) -> str:
