@@ -25,6 +25,7 @@ __all__ = [
     "binary_column",
     "numeric_column",
     "text_column",
+    "unclean_identifiers",
     "line_of",
     "read_text",
 ]
@@ -309,13 +310,32 @@ def numeric_column(
     return values.astype(np.int64) if integer else values
 
 
-def text_column(df: pd.DataFrame, column: str) -> np.ndarray:
-    """Return ``df[column]`` as strings, refusing empty cells."""
+def unclean_identifiers(values: np.ndarray) -> np.ndarray:
+    """Mask of identifiers that would silently become *other* identifiers: leading or trailing
+    white space (``" s1"`` is not ``"s1"``) or a NUL / control character."""
+    text = np.asarray(values, dtype=object).astype(str)
+    padded = np.char.strip(text) != text
+    control = np.fromiter((any(ord(c) < 32 or c == "\x7f" for c in t) for t in text), bool,
+                          count=len(text))  # fmt: skip
+    return padded | control
+
+
+def text_column(df: pd.DataFrame, column: str, *, identifier: bool = False) -> np.ndarray:
+    """Return ``df[column]`` as strings, refusing empty cells -- and, for an ``identifier``
+    (student, item, skill, question), values with surrounding spaces or control characters,
+    which would otherwise count as a new student or item."""
     col = df[column]
     bad = col.isna().to_numpy() | (col.astype("string").str.strip() == "").fillna(True).to_numpy()
     if bad.any():
         raise _first_bad(df, bad, column, "a non-empty value")
-    return col.astype(str).to_numpy()
+    values = col.astype(str).to_numpy()
+    if identifier:
+        codes, uniques = pd.factorize(values)
+        unclean = np.flatnonzero(unclean_identifiers(uniques))
+        if len(unclean):
+            raise _first_bad(df, np.isin(codes, unclean), column,
+                             "an identifier without surrounding spaces or control characters")  # fmt: skip
+    return values
 
 
 def check_unique(df: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:

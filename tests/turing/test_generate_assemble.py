@@ -20,7 +20,9 @@ from edueval.misconceptions import (
     sample_problem,
 )
 from edueval.models import get_model
+from edueval.models.budget import MaxFailures
 from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
+from edueval.runs import RunFailed
 from edueval.turing.assemble import assemble_mcqs, choices_from_positions, nearby_distractor
 from edueval.turing.data import same_answer
 from edueval.turing.generate import generate_run
@@ -157,8 +159,14 @@ def test_generate_records_failures_unparseable_and_invalid(tmp_path, phase1_file
     def rule(body, nth):
         return "500" if texts[0] in last_user_message(body) else None
 
-    res, _ = run_generate(tmp_path, path, script, faults=Faults(rule=rule))
+    res, _ = run_generate(tmp_path, path, script, faults=Faults(rule=rule),
+                          max_failures=MaxFailures(share=1.0))  # fmt: skip
     table = pd.read_csv(tmp_path / "gen" / "distractors.csv", dtype=str)
+    assert res["model_failures"]["failed"] == 3 and res["complete"]
+    # under the default limit (5% of 18 calls: none) the same run is marked failed
+    with pytest.raises(RunFailed, match="3 of 18 model calls failed"):
+        run_generate(tmp_path, path, script, faults=Faults(rule=rule), out="gen2")
+    assert json.loads((tmp_path / "gen2" / "config.json").read_text())["status"] == "failed"
     by_q = table.groupby("question")["status"].agg(set)
     assert by_q[texts[0]] == {"failed"}
     assert by_q[texts[1]] == {"unparseable"}

@@ -107,7 +107,7 @@ def read_items(path: str | Path) -> pd.DataFrame:
     require_columns(df, ITEM_KEYS, what="an items file needs item, text, choices, answer, "
                     "material, topic")  # fmt: skip
     for col in ("item", "text", "material", "topic", "answer"):
-        text_column(df, col)
+        text_column(df, col, identifier=col in ("item", "material"))
     dup = df.duplicated("item").to_numpy()
     if dup.any():
         pos = int(np.flatnonzero(dup)[0])
@@ -155,8 +155,8 @@ def read_responses(path: str | Path, items: pd.DataFrame) -> pd.DataFrame:
             "expected a 'choice' or a 'correct' column; the file has: " + ", ".join(df.columns),
             file=file,
         )
-    student = text_column(df, "student")
-    item = text_column(df, "item")
+    student = text_column(df, "student", identifier=True)
+    item = text_column(df, "item", identifier=True)
     by_id = items.set_index("item")
     unknown = ~pd.Series(item).isin(by_id.index).to_numpy()
     if unknown.any():

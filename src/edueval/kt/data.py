@@ -18,7 +18,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, binary_column, line_of, numeric_column, read_table, require_columns
+from ..io import (
+    InputError,
+    binary_column,
+    line_of,
+    numeric_column,
+    read_table,
+    require_columns,
+    unclean_identifiers,
+)
 from . import _kernels as K
 
 __all__ = [
@@ -119,6 +127,16 @@ def _identifiers(df: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
             "expected a value, got an empty cell",
             file=df.attrs.get("file"),
             line=line_of(df, int(np.flatnonzero(bad)[0])),
+            column=name,
+        )
+    unclean = np.flatnonzero(unclean_identifiers(text))  # on the distinct values only: cheap
+    if len(unclean):
+        pos = int(np.flatnonzero(np.isin(codes, unclean))[0])
+        raise InputError(
+            f"expected an identifier without surrounding spaces or control characters, got "
+            f"{text[codes[pos]]!r} (it would count as another {name})",
+            file=df.attrs.get("file"),
+            line=line_of(df, pos),
             column=name,
         )
     return codes.astype(np.int64, copy=False), text

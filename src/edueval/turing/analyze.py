@@ -65,8 +65,8 @@ def read_choices(path: str | Path) -> pd.DataFrame:
     """Read and validate a Phase-2 choices file; adds boolean columns ``is_<source>``."""
     df = read_table(path, text_columns=["student", "question", "chosen"])
     require_columns(df, ["student", "question", "chosen"], what="Phase-2 choices")
-    text_column(df, "student")
-    text_column(df, "question")
+    text_column(df, "student", identifier=True)
+    text_column(df, "question", identifier=True)
     text_column(df, "chosen")
     return _with_indicators(df)
 

@@ -76,7 +76,7 @@ def _read(path: Path, cols: list[str], what: str) -> pd.DataFrame:
     require_columns(df, cols, what=what)
     for c in cols:
         if c in ("student", "question"):
-            text_column(df, c)
+            text_column(df, c, identifier=True)
     if df.duplicated(["student", "question"]).any():
         pos = int(np.flatnonzero(df.duplicated(["student", "question"]).to_numpy())[0])
         raise InputError(
