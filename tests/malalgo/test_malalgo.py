@@ -14,6 +14,7 @@ from edueval.malalgo import build_tasks, read_questions
 from edueval.malalgo.pipeline import run_malalgo
 from edueval.misconceptions import generate_items
 from edueval.models import get_model
+from edueval.models.budget import MaxFailures
 from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
 
 LETTERS = "ABCD"
@@ -120,7 +121,10 @@ def test_unparseable_and_failed_are_counted_not_dropped(tmp_path, questions_file
     def rule(body, nth):  # every attempt at the second question's prompts fails
         return "500" if second_q in last_user_message(body) else None
 
-    res, _ = run(tmp_path, questions_file, script, faults=Faults(rule=rule), max_attempts=2)
+    res, _ = run(tmp_path, questions_file, script, faults=Faults(rule=rule), max_attempts=2,
+                 max_failures=MaxFailures(count=5))  # fmt: skip
+    assert res["model_failures"] == {"failed": 5, "calls": 60, "max_failures": "5",
+                                     "allowed": 5, "complete": True}  # fmt: skip
     assert res["n_unparseable"] == 5 and res["n_failed"] == 5
     resp = pd.read_csv(tmp_path / "run" / "responses.csv")
     assert len(resp) == res["n_prompts"]
