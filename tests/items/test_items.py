@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from edueval.io import InputError
 from edueval.items import (
     ClassroomConfig,
     analyze_items,
@@ -269,3 +270,33 @@ def test_bad_choice_names_its_first_line(cli, write, tmp_path):
             "--out", tmp_path / "a")  # fmt: skip
     assert r.code == 2
     assert "line 8" in r.err and "choice 'E' is not among the options of item 'q1'" in r.err
+
+
+def test_the_qgsms_repository_format_as_published(fixtures):
+    """A hand-written file in the release's shape: options as ``A) ...`` lines of q_text,
+    answers ``"D: text"``, accuracy ``"correct"``/``"incorrect"`` (any case), integer
+    learning_mat_id and s_id."""
+    data = read_qgsms_questions(fixtures / "qgsms_questions.json")
+    items = data.items.set_index("item")
+    assert items.at["q1", "text"] == "Which gas do plants take in for photosynthesis?"
+    assert items.at["q1", "answer"] == "D" and items.at["q3", "answer"] == "B"
+    assert items.at["q1", "option_text"]["A"] == "Oxygen"
+    stats = analyze_items(data).items.set_index("item")
+    # students 167-170 score q1 1010, q2 1011, q3 1001 (hand-read from the file)
+    scores = np.array([[1, 0, 1, 0], [1, 0, 1, 1], [1, 0, 0, 1]])
+    totals = scores.sum(axis=0)
+    for k, q in enumerate(("q1", "q2", "q3")):
+        assert stats.at[q, "DF"] == scores[k].mean()
+        assert stats.at[q, "DC"] == pytest.approx(np.corrcoef(scores[k], totals)[0, 1])
+    assert stats.at["q1", "DE"] == 1 and stats.at["q1", "nonfunctional"] == "B;C"  # only A chosen
+    assert stats.at["q3", "DE"] == 2  # A and D, one student each
+
+
+@pytest.mark.parametrize("accuracy", ["yes", "2", "", "corect"])
+def test_qgsms_accuracy_spellings_outside_the_two_are_refused(fixtures, tmp_path, accuracy):
+    qs = json.loads((fixtures / "qgsms_questions.json").read_text())
+    qs[1]["stud_perf"][0]["accuracy"] = accuracy
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps(qs))
+    with pytest.raises(InputError, match="accuracy must be correct/incorrect or 1/0"):
+        read_qgsms_questions(path)

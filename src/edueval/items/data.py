@@ -11,12 +11,14 @@ Items (JSONL/CSV/JSON): ``item, text, choices, answer, material, topic`` and opt
 ``choices`` is a JSON list (labelled ``A``, ``B``, ... in order) or an object ``{label: text}``;
 ``answer`` is the correct option's label or its exact text.
 
-QG-SMS format (JSON list or JSONL): one object per question with ``q_id, learning_mat_id, q_text,
-answer, learning_mat, topic, stud_perf`` where ``stud_perf`` is a list of
-``{s_id, accuracy, choice}`` (``accuracy`` 1 = correct, 0 = wrong; ``choice`` the option chosen).
-Optional ``choices`` as above; without it the options are the answer plus every option someone
-chose (a distractor nobody chose is then unknown, which leaves DE unchanged but can hide a
-non-functional distractor).
+QG-SMS format, as the QG-SMS repository publishes it (JSON list or JSONL): one object per
+question with ``q_id, learning_mat_id, q_text, answer, learning_mat, topic, stud_perf``.  The
+options are the ``A) ...`` lines of ``q_text`` (the text before them is the stem); ``answer`` is
+written ``"D: text"`` (a bare label or the option's text also work); ``stud_perf`` is a list of
+``{"s_id": 167, "accuracy": "correct" | "incorrect", "choice": "D: text"}`` (``accuracy`` may
+also be 1/0 or true/false).  Optional ``choices`` as above overrides the options in ``q_text``;
+with neither, the options are the answer plus every option someone chose (a distractor nobody
+chose is then unknown, which leaves DE unchanged but can hide a non-functional distractor).
 
 Everything is returned as an :class:`ItemData`: ``items`` (one row per question: ``item, text,
 options, option_text, answer, material, material_text, topic``) and ``responses`` (``student,
@@ -26,6 +28,7 @@ item, choice, correct``; ``choice`` empty when unknown).
 from __future__ import annotations
 
 import json
+import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,8 +88,13 @@ def _parse_choices(value: Any, *, file: str, line: int | None) -> dict[str, str]
     return out
 
 
+_LABELLED = re.compile(r"^\s*([A-Za-z])\s*[:)]\s*(.*?)\s*$", re.S)
+_OPTION_LINE = re.compile(r"^\s*([A-Z])\)\s*(.*?)\s*$", re.M)
+
+
 def _resolve_option(value: Any, options: dict[str, str]) -> str | None:
-    """The label of ``value`` given as a label or as an option's exact text (None if neither)."""
+    """The label of ``value`` given as a label, as an option's exact text, or as both
+    (``"D: text"`` or ``"D) text"``, as the QG-SMS release writes answers) -- None if neither."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
     text = str(value).strip()
@@ -97,7 +105,32 @@ def _resolve_option(value: Any, options: dict[str, str]) -> str | None:
     for label, option in options.items():
         if option.strip() == text:
             return label
+    m = _LABELLED.match(text)
+    if m and m.group(1).upper() in options:
+        label = m.group(1).upper()
+        if not m.group(2) or m.group(2) == options[label].strip():
+            return label
     return None
+
+
+def _options_in_text(q_text: str) -> tuple[str, dict[str, str]] | None:
+    """The stem and the ``A) ...`` option lines of a QG-SMS ``q_text`` (None without them)."""
+    found = list(_OPTION_LINE.finditer(q_text))
+    if len(found) < 2:
+        return None
+    return q_text[: found[0].start()].strip(), {m.group(1): m.group(2) for m in found}
+
+
+_ACCURACY = {"1": 1, "0": 0, "true": 1, "false": 0, "correct": 1, "incorrect": 0}
+
+
+def _accuracy(value: Any) -> int | None:
+    """1/0 from 0/1, true/false or the release's ``"correct"``/``"incorrect"`` (any case)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float) and value in (0, 1):
+        return int(value)
+    return _ACCURACY.get(str(value).strip().lower()) if isinstance(value, str) else None
 
 
 def read_items(path: str | Path) -> pd.DataFrame:
@@ -269,8 +302,11 @@ def read_qgsms_questions(path: str | Path) -> ItemData:
             )
         answer_text = str(rec["answer"]).strip()
         raw_choices = rec.get("choices")
+        stem, in_text = str(rec["q_text"]), _options_in_text(str(rec["q_text"]))
         if raw_choices is not None and not (isinstance(raw_choices, float)):
             options = _parse_choices(raw_choices, file=file, line=line)
+        elif in_text is not None:
+            stem, options = in_text
         else:
             texts = [answer_text]
             for p in perf:
@@ -302,14 +338,15 @@ def read_qgsms_questions(path: str | Path) -> ItemData:
                 )
             students.add(sid)
             acc = p["accuracy"]
-            if acc not in (0, 1, True, False, "0", "1"):
+            correct = _accuracy(acc)
+            if correct is None:
                 raise InputError(
-                    f"question {qid!r}, student {sid!r}: accuracy must be 0 or 1, got {acc!r}",
+                    f"question {qid!r}, student {sid!r}: accuracy must be correct/incorrect or "
+                    f"1/0, got {acc!r}",
                     file=file,
                     line=line,
                     column="stud_perf",
                 )
-            correct = int(acc in (1, True, "1"))
             choice = p.get("choice")
             label = None
             if choice is not None and str(choice).strip():
@@ -336,7 +373,7 @@ def read_qgsms_questions(path: str | Path) -> ItemData:
         items.append(
             {
                 "item": qid,
-                "text": str(rec["q_text"]),
+                "text": stem,
                 "options": tuple(options),
                 "option_text": options,
                 "answer": answer,
