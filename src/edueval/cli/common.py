@@ -61,6 +61,17 @@ def out_file(path: Path) -> Path:
     return check_out_file(path)
 
 
+def bundled_or_given(given: Path | None, bundled: bool, copy: Path, what: str) -> Path:
+    """The input file: the one given, or with ``--bundled`` the copy that ships with edueval."""
+    from ..io import InputError
+
+    if bundled and given is not None:
+        raise InputError(f"give {what} or --bundled, not both")
+    if given is None and not bundled:
+        raise InputError(f"missing {what}: give the file, or --bundled for the copy in edueval")
+    return copy if bundled else given  # type: ignore[return-value]
+
+
 def say(message: str) -> None:
     """A line for the user on stderr (stdout stays free for data)."""
     print(message, file=sys.stderr)

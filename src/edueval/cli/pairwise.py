@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app, warn
+from .common import (
+    OutOption,
+    OverwriteOption,
+    SeedOption,
+    bundled_or_given,
+    done,
+    out_dir,
+    say,
+    typer_app,
+    warn,
+)
 
 app = typer_app(
     "Comparative judgement: Bayesian Bradley-Terry fits, rater checks, across-item "
@@ -54,15 +64,24 @@ def _order(value: str | None) -> list[str] | None:
 
 @app.command("import-teacher-test")
 def import_teacher_test(
-    items: Annotated[Path, typer.Argument(help="items.jsonl of the AI Teacher Test data.")],
+    items: Annotated[
+        Path | None, typer.Argument(help="items.jsonl of the AI Teacher Test data.")
+    ] = None,
+    bundled: Annotated[
+        bool, typer.Option("--bundled", help="Use the copy that ships with edueval.")
+    ] = False,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
 ) -> None:
     """Convert the public AI Teacher Test items.jsonl into comparisons.csv."""
     from ..pairwise.pipeline import import_run
+    from ..pairwise.teacher_test import bundled_folder
 
+    items = bundled_or_given(items, bundled, bundled_folder() / "items.jsonl", "items.jsonl")
     path = out_dir(out, "pairwise import-teacher-test", overwrite)
     res = import_run(path, items)
+    if bundled:
+        say(f"the authors' excluded raters: {bundled_folder() / 'outliers.yaml'}")
     say(
         f"{res['n_comparisons']} comparisons ({res['n_ties']} ties), {res['n_items']} items, "
         f"{res['n_raters']} raters -> {path / 'comparisons.csv'}"

@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, out_file, say, typer_app
+from .common import (
+    OutOption,
+    OverwriteOption,
+    SeedOption,
+    bundled_or_given,
+    done,
+    out_dir,
+    out_file,
+    say,
+    typer_app,
+)
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -25,7 +35,12 @@ app = typer_app("AI teacher replies: import-ncte, reply, make-study.")
 
 @app.command("import-ncte")
 def import_ncte_cmd(
-    csv: Annotated[Path, typer.Argument(help="NCTE uptake_data.csv (Demszky et al. 2021).")],
+    csv: Annotated[
+        Path | None, typer.Argument(help="NCTE uptake_data.csv (Demszky et al. 2021).")
+    ] = None,
+    bundled: Annotated[
+        bool, typer.Option("--bundled", help="Use the copy that ships with edueval.")
+    ] = False,
     out: Annotated[Path, typer.Option("--out", "-o", help="Dialogues JSONL to write.")] = Path(
         "ncte-dialogues.jsonl"
     ),
@@ -34,6 +49,10 @@ def import_ncte_cmd(
     """Convert the NCTE uptake CSV into dialogues JSONL (student utterance -> real teacher reply)."""
     from ..tutor import import_ncte
 
+    copy = (
+        Path(__file__).resolve().parents[1] / "tutor" / "data" / "ncte-uptake" / "uptake_data.csv"
+    )
+    csv = bundled_or_given(csv, bundled, copy, "the NCTE uptake CSV")
     res = import_ncte(csv, out_file(out), limit=limit)
     say(f"{res['n_dialogues']} dialogues from {res['n_observations']} observations -> {out}")
 

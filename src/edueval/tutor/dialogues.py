@@ -14,13 +14,23 @@ following teacher turn is the real reply it is compared with.
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from ..io import InputError, read_table, read_text, require_columns, text_column
+from ..io import (
+    InputError,
+    check_unique,
+    line_of,
+    read_table,
+    read_text,
+    require_columns,
+    text_column,
+)
 from ..runs import atomic_write
 
 __all__ = ["Target", "read_dialogues", "reply_targets", "import_ncte", "SPEAKERS"]
@@ -101,6 +111,36 @@ def reply_targets(dialogues: list[dict]) -> list[Target]:
     return targets
 
 
+_RATINGS = ("uptake", "teacher_on_task", "student_on_task")
+
+
+def _strict_csv(path: Path) -> None:
+    """Refuse a CSV whose quoting is broken: a stray quote opens a field that runs on over the
+    next lines, and a lenient reader swallows those rows into one text cell."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh, strict=True)
+            for _ in reader:
+                pass
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV ({exc}): an unbalanced quote?", file=path,
+                         line=reader.line_num) from None  # fmt: skip
+    except UnicodeDecodeError:
+        pass  # read_table names the byte
+
+
+def _rating(df: pd.DataFrame, column: str) -> np.ndarray:
+    """A rating column: numbers, finite; an empty cell is a missing rating."""
+    values = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    bad = df[column].notna().to_numpy() & ~np.isfinite(values)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise InputError(f"expected a finite number or an empty cell, got "
+                         f"{df[column].iloc[pos]!r}", file=df.attrs.get("file"),
+                         line=line_of(df, pos), column=column)  # fmt: skip
+    return values
+
+
 def import_ncte(csv_path: str | Path, out_path: str | Path, *, limit: int | None = None) -> dict:
     """Convert the NCTE uptake CSV (Demszky et al., 2021) into dialogues JSONL.
 
@@ -109,23 +149,26 @@ def import_ncte(csv_path: str | Path, out_path: str | Path, *, limit: int | None
     (``uptake``, ``teacher_on_task``, ``student_on_task`` means) go into ``meta`` so that a later
     ``pairwise summarize`` can correlate judgements with uptake.  The CSV is read
     from the path given."""
+    if Path(csv_path).suffix.lower() in {".csv", ".txt"}:
+        _strict_csv(Path(csv_path))
     df = read_table(csv_path, text_columns=["obs_id", "exchange_idx", "student_text",
                                              "teacher_text"])  # fmt: skip
     require_columns(df, ["obs_id", "exchange_idx", "student_text", "teacher_text"],
                     what="the NCTE uptake CSV")  # fmt: skip
     for col in ("obs_id", "exchange_idx", "student_text", "teacher_text"):
-        text_column(df, col)
+        text_column(df, col, identifier=col in ("obs_id", "exchange_idx"))
+    check_unique(df, ["obs_id", "exchange_idx"], what="exchange (the same obs_id and exchange_idx)")
+    ratings = {col: _rating(df, col) for col in _RATINGS if col in df.columns}
     if limit is not None:
         if limit < 1:
             raise InputError("--limit must be at least 1")
         df = df.head(limit)
     lines = []
-    for r in df.itertuples(index=False):
+    for r in df.reset_index(drop=True).itertuples(index=True):
         meta = {"obs_id": r.obs_id, "exchange_idx": r.exchange_idx}
-        for col in ("uptake", "teacher_on_task", "student_on_task"):
-            if col in df.columns:
-                v = getattr(r, col)
-                meta[col] = None if pd.isna(v) else float(v)
+        for col, values in ratings.items():
+            v = values[r.Index]
+            meta[col] = None if np.isnan(v) else float(v)
         obj = {
             "id": f"{r.obs_id}-{r.exchange_idx}",
             "turns": [
@@ -134,6 +177,6 @@ def import_ncte(csv_path: str | Path, out_path: str | Path, *, limit: int | None
             ],
             "meta": meta,
         }
-        lines.append(json.dumps(obj, ensure_ascii=False))
+        lines.append(json.dumps(obj, ensure_ascii=False, allow_nan=False))
     atomic_write(out_path, "\n".join(lines) + "\n")
     return {"n_dialogues": len(lines), "n_observations": int(df["obs_id"].nunique())}
