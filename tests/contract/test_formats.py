@@ -1,0 +1,114 @@
+"""Files in the shapes users and third-party tools actually produce (issue 11, 4 and 6)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import assert_refused
+
+KT_HEAD = "student,skill,correct\n"
+KT_ROWS = "".join(f"s{i},add,{i % 2}\ns{i},add,1\n" for i in range(6))
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "says"),
+    [
+        ("padded student", KT_HEAD + KT_ROWS + " s1,add,1\n", "surrounding spaces"),
+        ("padded skill", KT_HEAD + KT_ROWS + "s1,add ,1\n", "surrounding spaces"),
+        ("NUL in student", KT_HEAD + KT_ROWS + "s\x001,add,1\n", "control characters"),
+        ("tab in skill", KT_HEAD + KT_ROWS + 's1,"a\tdd",1\n', "control characters"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 20 else None,
+)
+def test_identifiers_that_would_become_new_students_are_refused(edueval, tmp_path, name, body,
+                                                                says):  # fmt: skip
+    path = tmp_path / "r.csv"
+    path.write_text(body)
+    run = edueval("kt", "fit", path, "--out", tmp_path / "fit")
+    assert_refused(run, out=tmp_path / "fit", contains=says)
+    assert "line 14" in run.err
+
+
+def test_padded_ids_in_turing_and_items(edueval, tmp_path):
+    choices = tmp_path / "c.csv"
+    choices.write_text("student,question,chosen\ns1,q1,ai\n s1,q2,human\n")
+    assert_refused(edueval("turing", "analyze", choices, "--out", tmp_path / "t"),
+                   out=tmp_path / "t", contains="line 3")  # fmt: skip
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"item": "q1", "text": "1+1?", "choices": ["1", "2"],
+                                 "answer": "B", "material": "m", "topic": "t"}) + "\n")  # fmt: skip
+    responses = tmp_path / "resp.csv"
+    responses.write_text("student,item,choice\ns1,q1,B\ns2,q1 ,A\n")
+    assert_refused(edueval("items", "analyze", responses, items, "--out", tmp_path / "i"),
+                   out=tmp_path / "i", contains="surrounding spaces")  # fmt: skip
+
+
+def test_a_bom_is_read_in_every_format(edueval, tmp_path):
+    rows = [{"student": f"s{i}", "skill": "add", "correct": i % 2} for i in range(12)]
+    for name, text in (
+        ("r.csv", "student,skill,correct\n" + "".join(f"{r['student']},add,{r['correct']}\n"
+                                                      for r in rows)),
+        ("r.jsonl", "".join(json.dumps(r) + "\n" for r in rows)),
+        ("r.json", json.dumps(rows)),
+    ):  # fmt: skip
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        run = edueval("kt", "fit", path, "--out", tmp_path / f"fit-{name}", "--min-responses", "5")
+        assert run.code == 0, run
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json"])
+def test_non_utf8_files_are_one_line(edueval, tmp_path, suffix):
+    path = tmp_path / f"r{suffix}"
+    path.write_bytes(b'{"student": "J\xf6rg", "skill": "a", "correct": 1}\n' if suffix != ".csv"
+                     else b"student,skill,correct\nJ\xf6rg,a,1\n")  # fmt: skip
+    assert_refused(edueval("kt", "fit", path, "--out", tmp_path / "o"), out=tmp_path / "o",
+                   contains="UTF-8")  # fmt: skip
+
+
+NCTE_HEAD = "obs_id,exchange_idx,student_text,teacher_text,uptake\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "says"),
+    [
+        ("non-numeric uptake", NCTE_HEAD + "4,1,hi,yo,abc\n", "uptake"),
+        ("infinite uptake", NCTE_HEAD + "4,1,hi,yo,inf\n", "finite"),
+        ("duplicate row", NCTE_HEAD + "4,1,hi,yo,1\n4,1,hi,yo,1\n", "duplicate"),
+        ("stray quote", NCTE_HEAD + '4,1,"hi there,yo,1\n4,2,ok,"fine",0\n4,3,a,b,1\n',
+         "unbalanced quote"),
+        ("padded obs_id", NCTE_HEAD + " 4,1,hi,yo,1\n", "surrounding spaces"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 20 else None,
+)  # fmt: skip
+def test_ncte_import_refuses_bad_rows(edueval, tmp_path, name, body, says):
+    path = tmp_path / "uptake.csv"
+    path.write_text(body)
+    out = tmp_path / "d.jsonl"
+    assert_refused(edueval("tutor", "import-ncte", path, "--out", out), contains=says)
+    assert not out.exists()
+
+
+def test_ncte_import_reads_jsonl_and_writes_standard_json(edueval, tmp_path):
+    path = tmp_path / "uptake.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"obs_id": 4, "exchange_idx": 1,
+                     "student_text": "hi", "teacher_text": "yo", "uptake": None}).encode() + b"\n")  # fmt: skip
+    out = tmp_path / "d.jsonl"
+    run = edueval("tutor", "import-ncte", path, "--out", out)
+    assert run.code == 0, run
+    (obj,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert obj["id"] == "4-1" and obj["meta"]["uptake"] is None
+
+
+def test_the_bundled_files_are_reachable(edueval, tmp_path):
+    run = edueval(
+        "tutor", "import-ncte", "--bundled", "--limit", "3", "--out", tmp_path / "d.jsonl"
+    )
+    assert run.code == 0 and len((tmp_path / "d.jsonl").read_text().splitlines()) == 3, run
+    run = edueval("pairwise", "import-teacher-test", "--bundled", "--out", tmp_path / "cmp")
+    assert run.code == 0, run
+    outliers = run.err.split("excluded raters: ", 1)[1].split()[0]
+    assert outliers.endswith("outliers.yaml")
+    assert_refused(edueval("tutor", "import-ncte"), contains="--bundled")
