@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -244,6 +245,17 @@ def test_demo_quick(tmp_path):
     assert (out / "kt-study" / "report.html").exists()
     assert _config(out / "kt-study")["status"] == "complete"
     assert PNG in (out / "kt-study" / "report.html").read_text(encoding="utf-8")
+    # every page the index names is a link, and every link opens a page (relative: the folder
+    # can be moved)
+    hrefs = re.findall(r'href="([^"]+)"', index)
+    assert len(hrefs) >= 8, hrefs  # the six protocol reports and the two input reports
+    for href in hrefs:
+        assert not href.startswith(("/", "http")) and (out / href).is_file(), href
+    text = re.sub(r"<[^>]+>", " ", index)
+    named = set(re.findall(r"[\w-]+/report\.html", text))
+    assert named <= set(hrefs), named - set(hrefs)
+    tutor = (out / "tutor" / "report.html").read_text(encoding="utf-8")
+    assert "\\n" not in tutor
 
 
 def _simulate(out: Path, seed: int) -> int:

@@ -5,6 +5,7 @@ Sampler sizes are tiny here (the numbers are checked in the other test files).""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -241,4 +242,9 @@ def test_replicate_teacher_test_small(cli, tmp_path):
     assert all(0.2 < v < 1.2 for v in tb.values())
     html = (out / "report.html").read_text()
     assert "Discussion" in html and "0.60 / 0.55 / 0.75" in html
+    # one display name per agent and attribute in every section, never cut
+    text = re.sub(r"<img[^>]+>", "", html)
+    for raw in ("blender_9B", "helping the student more", "more likely said by a teacher"):
+        assert raw not in text, raw
+    assert not re.search(r"Blender(?! 9B)|GPT-3(?! Davinci)", text.split("<h2>", 1)[1])
     assert (out / "differences_vs_paper.csv").exists()

@@ -109,7 +109,7 @@ def order_effects(groups: pd.DataFrame, *, title: str, label_col: str = "rater",
         )
     labels = g[label_col].astype(str)
     if "attribute" in g.columns:
-        labels = labels + " / " + g["attribute"].astype(str).str[:14]
+        labels = labels + " / " + g["attribute"].astype(str)
     ax.set_yticks(y, labels, fontsize=6)
     ax.axvline(0, color="grey", lw=0.8, ls=":")
     ax.set_xlabel("alpha0 (order effect; > 0 favours the first option), 95% HDI")

@@ -341,10 +341,21 @@ def summarize_run(
     return results
 
 
-def hierarchical_report_section(rep: Report, res: HierarchicalResults, title: str) -> None:
+def hierarchical_report_section(
+    rep: Report, res: HierarchicalResults, title: str, labels: dict[str, str] | None = None
+) -> None:
+    """The pooled model's section; ``labels`` maps agent and attribute names to the names the
+    rest of the report uses (full names, never cut)."""
     d = res.diagnostics()
-    rows = res.differences.assign(
-        label=lambda t: t["attribute"].str[:22] + ": " + t["agent_a"] + " - " + t["agent_b"],
+    names = labels or {}
+    shown = res.differences.copy()
+    for col in ("attribute", "agent_a", "agent_b"):
+        shown[col] = shown[col].map(lambda v: names.get(v, v))
+    sigma = res.sigma.copy()
+    if "attribute" in sigma.columns:
+        sigma["attribute"] = sigma["attribute"].map(lambda v: names.get(v, v))
+    rows = shown.assign(
+        label=lambda t: t["attribute"] + ": " + t["agent_a"] + " - " + t["agent_b"],
         estimate=lambda t: t["diff_mean"],
         low=lambda t: t["diff_hdi_low"],
         high=lambda t: t["diff_hdi_high"],
@@ -355,7 +366,7 @@ def hierarchical_report_section(rep: Report, res: HierarchicalResults, title: st
         "sigma ~ HalfNormal(1), per attribute; agent differences mu_a - mu_b with 95% HDI and "
         f"P(a > b). Max R-hat {d['max_rhat']:.4f}, min ESS {d['min_ess']:.0f}, "
         f"{d['n_divergent']} divergences, {d['sampling_seconds']:.1f} s."
-    ).table(res.differences, digits=3).table(res.sigma, "Item-level s.d.", digits=3).figure(
+    ).table(shown, digits=3).table(sigma, "Item-level s.d.", digits=3).figure(
         difference_forest(rows, title="Agent differences (hierarchical model)")
     )
 

@@ -40,6 +40,9 @@ __all__ = ["ReplicationConfig", "replicate_run"]
 
 AGENT_ORDER = ["Teacher", "blender_9B", "GPT-3 Davinci"]
 PAIRS = [("Teacher", "blender_9B"), ("Teacher", "GPT-3 Davinci"), ("blender_9B", "GPT-3 Davinci")]
+#: the display names every section of the report uses (the data's names are raw ids)
+BLENDER, GPT3 = AGENT_LABELS["blender_9B"], AGENT_LABELS["GPT-3 Davinci"]
+ATTRS = " / ".join(ATTRIBUTE_LABELS.values())
 
 
 @dataclass(frozen=True)
@@ -215,11 +218,11 @@ def discussion(
         sig = (main[f"{col}_p"] < 0.05).sum()
         worst = main.loc[dev.idxmax()]
         out.append(
-            f"Ties {mode}: the Tukey differences Teacher - Blender are "
+            f"Ties {mode}: the Tukey differences Teacher - {BLENDER} are "
             + " / ".join(f"{v:.2f}" for v in main[main["pair"].str.contains("Blender")][col])
-            + " (paper 0.60 / 0.55 / 0.75) and Teacher - GPT-3 "
+            + f" (paper 0.60 / 0.55 / 0.75) and Teacher - {GPT3} "
             + " / ".join(f"{v:.2f}" for v in main[main["pair"].str.contains("GPT")][col])
-            + " (paper 0.67 / 0.67 / 0.93), for speak like a teacher / understand / help. "
+            + f" (paper 0.67 / 0.67 / 0.93), for {ATTRS}. "
             f"{int(inside.sum())} of 6 published values lie inside our 95% CIs; the mean absolute "
             f"deviation is {dev.mean():.2f} (largest {dev.max():.2f}, {worst['pair']}, "
             f"{worst['attribute']}); {int(sig)} of 6 differences are significant at 0.05 "
@@ -227,7 +230,7 @@ def discussion(
         )
         bg = diffs[diffs["pair"].str.startswith("Blender")]
         out.append(
-            f"Ties {mode}: Blender - GPT-3 is "
+            f"Ties {mode}: {BLENDER} - {GPT3} is "
             + ", ".join(f"{r[col]:+.2f} ({_fmt_p(r[f'{col}_p'])})" for _, r in bg.iterrows())
             + " (paper +0.07, +0.12, +0.18, none significant)."
         )
@@ -254,13 +257,13 @@ def discussion(
             half = float(((bg[f"{col}_ci_high"] - bg[f"{col}_ci_low"]) / 2).mean())
             if implied:
                 out.append(
-                    f"Ties {mode}: at the paper's own Blender - GPT-3 differences (0.071, 0.12, "
+                    f"Ties {mode}: at the paper's own {BLENDER} - {GPT3} differences (0.071, 0.12, "
                     "0.18), Tukey's HSD with our residual variance gives p = "
                     + ", ".join(f"{p:.2f}" for p in implied)
                     + f". Our Tukey intervals are as wide as the published ones (half-width "
                     f"{half:.2f} here, 0.33-0.35 in the paper), so the published p-values (.41, "
                     ".47, .53) cannot be reproduced from the published differences; all agree "
-                    "that Blender and GPT-3 do not differ significantly."
+                    f"that {BLENDER} and {GPT3} do not differ significantly."
                 )
         pcol = f"{mode}_pct_alpha_positive"
         ecol = f"{mode}_pct_hdi_excludes_0"
@@ -313,7 +316,7 @@ def discussion(
             bg = diffs.loc[diffs["pair"] == "Blender 9B - GPT-3 Davinci", col]
             text += (
                 f" {name}: Teacher above both agents on every attribute: "
-                f"{'yes' if order_ok else 'no'}; Blender above GPT-3 on "
+                f"{'yes' if order_ok else 'no'}; {BLENDER} above {GPT3} on "
                 f"{int((bg > 0).sum())} of {len(bg)} attributes."
             )
         out.append(text)
@@ -467,7 +470,8 @@ def replicate_run(
         )
     )
     for mode in modes:
-        hierarchical_report_section(rep, hier[mode], f"Hierarchical model, ties {mode}")
+        hierarchical_report_section(rep, hier[mode], f"Hierarchical model, ties {mode}",
+                                    labels={**AGENT_LABELS, **ATTRIBUTE_LABELS})  # fmt: skip
     rs = rep.section("Rater check")
     rs.text(
         f"Per rater x attribute, ties {cfg.rater_ties}: {overlap['n_flagged']} raters flagged "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,12 +71,17 @@ class Section:
         shown = df.copy()
         if not index:
             shown = shown.reset_index(drop=True)
+        # text as written: pandas would print a line break as a literal backslash-n; the cell
+        # keeps it and the style sheet shows it as a break (white-space: pre-line)
+        text_cols = {c: (lambda v: "–" if v is None or v != v else str(v))
+                     for c in shown.columns if shown[c].dtype == object
+                     or pd.api.types.is_string_dtype(shown[c].dtype)}  # fmt: skip
         html = shown.to_html(
             index=index,
             border=0,
             classes="data",
             escape=True,
-            formatters=None,
+            formatters=text_cols or None,
             na_rep="–",
             float_format=lambda v: fmt(float(v)),
         )
@@ -114,11 +120,23 @@ class Report:
         )
 
 
+_PAGE = re.compile(r"(?<![\w/.-])([\w-]+(?:/[\w-]+)*\.html)")
+
+
+def _linked(summary: str) -> Markup:
+    """The summary, escaped, with every relative ``folder/page.html`` it names made a link."""
+    return Markup(
+        _PAGE.sub(lambda m: f'<a href="{m.group(1)}">{m.group(1)}</a>', str(escape(summary)))
+    )
+
+
 def render_index(title: str, entries: list[dict[str, str]], intro: str = "") -> str:
-    """An index page linking reports: entries have ``name``, ``href``, ``summary``."""
+    """An index page linking reports: entries have ``name``, ``href``, ``summary``; any other
+    page a summary names (``items-simulate/report.html``) is linked too."""
+    shown = [{**e, "summary": _linked(e.get("summary", ""))} for e in entries]
     return _ENV.get_template("index.html").render(
         title=title,
-        entries=entries,
+        entries=shown,
         intro=intro,
         generated=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
     )

@@ -149,7 +149,7 @@ def import_ncte(csv_path: str | Path, out_path: str | Path, *, limit: int | None
     (``uptake``, ``teacher_on_task``, ``student_on_task`` means) go into ``meta`` so that a later
     ``pairwise summarize`` can correlate judgements with uptake.  The CSV is read
     from the path given."""
-    if Path(csv_path).suffix.lower() in {".csv", ".txt"}:
+    if Path(csv_path).suffix.lower() in {".csv", ".txt"} and Path(csv_path).is_file():
         _strict_csv(Path(csv_path))
     df = read_table(csv_path, text_columns=["obs_id", "exchange_idx", "student_text",
                                              "teacher_text"])  # fmt: skip
