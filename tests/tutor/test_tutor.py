@@ -164,3 +164,34 @@ def test_cli_end_to_end_and_bad_input(tmp_path, cli, monkeypatch):
     assert r.code == 2 and len(r.err_lines) == 1 and "line 1" in r.err and "turns" in r.err
     r = cli("tutor", "import-ncte", tmp_path / "missing.csv")
     assert r.code == 2 and "file not found" in r.err
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("I'm so glad you're having fun with math! I'm so glad you're having fun with math!",
+         "repetitive"),
+        ("yes " * 12, "repetitive"),
+        ("   ", "empty"),
+        ("Not quite. What does 3 times 4 mean? Can you show it with groups of four?", None),
+        ("Good, and now tell me: is 12 a multiple of 4, and how do you know?", None),
+        ("Yes.", None),
+    ],
+)  # fmt: skip
+def test_degenerate_replies_are_flagged(text, reason):
+    from edueval.tutor.quality import degenerate_reason
+
+    assert degenerate_reason(text) == reason
+
+
+def test_make_study_leaves_degenerate_replies_out_unless_asked(tmp_path):
+    from edueval.tutor import make_study
+
+    rows = [{"dialogue": f"d{i}", "turn": 1, "model": "m", "context": "Student: hi",
+             "real_reply": "Hello.", "ai_reply": "Loop loop loop loop loop loop loop loop loop",
+             "status": "degenerate" if i % 2 else "ok"} for i in range(4)]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "replies.csv", index=False)
+    res = make_study(tmp_path / "s", [tmp_path / "replies.csv"])
+    assert res["n_items"] == 2 and res["n_degenerate"] == 2 and res["n_skipped"] == 2
+    res = make_study(tmp_path / "s2", [tmp_path / "replies.csv"], keep_degenerate=True)
+    assert res["n_items"] == 4

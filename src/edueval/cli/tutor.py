@@ -120,7 +120,7 @@ def reply(
     f1 = res["mean_f1"]
     say(
         f"{res['n_ok']}/{res['n_targets']} replies ({res['n_failed']} failed, {res['n_empty']} "
-        f"empty); mean unigram F1 {f1:.3f}"
+        f"empty, {res['n_degenerate']} degenerate); mean unigram F1 {f1:.3f}"
         if f1 is not None
         else "no usable reply"
     )
@@ -136,12 +136,19 @@ def make_study_cmd(
     items_per_participant: Annotated[int, typer.Option("--items-per-participant", min=1)] = 10,
     limit: Annotated[int | None, typer.Option("--limit", help="At most N items.")] = None,
     title: Annotated[str, typer.Option("--title")] = "Which reply is better?",
+    keep_degenerate: Annotated[
+        bool,
+        typer.Option("--keep-degenerate", help="Also use replies flagged degenerate (looping)."),
+    ] = False,
     seed: SeedOption = 0,
 ) -> None:
     """A comparative-judgement study (study.yaml + items.jsonl) from real + AI replies."""
     from ..tutor import make_study
 
     res = make_study(out_dir(out, "tutor make-study"), replies, items_per_participant=items_per_participant, limit=limit,
-                     seed=seed, title=title)  # fmt: skip
+                     seed=seed, title=title, keep_degenerate=keep_degenerate)  # fmt: skip
+    if res["n_degenerate"]:
+        say(f"{res['n_degenerate']} degenerate (looping) replies "
+            + ("kept (--keep-degenerate)" if keep_degenerate else "left out; --keep-degenerate keeps them"))  # fmt: skip
     say(f"{res['n_items']} items ({res['n_skipped']} skipped), agents {', '.join(res['agents'])}"
         f" -> {out / 'study.yaml'} (run: edueval study serve {out / 'study.yaml'})")  # fmt: skip

@@ -32,6 +32,7 @@ from ..report import Report
 from ..runs import RunDir, atomic_write
 from .dialogues import Target, read_dialogues, reply_targets
 from .metrics import perplexity, unigram_f1
+from .quality import degenerate_reason
 
 __all__ = ["DEFAULT_PERSONA", "truncate_context", "build_messages", "reply_run", "make_study"]
 
@@ -137,6 +138,7 @@ def reply_run(
     for t, (turns, dropped), res in zip(targets, cut, results, strict=True):
         ai = res.text.strip() if res.ok else ""
         ok = res.ok and bool(ai)
+        flag = degenerate_reason(ai) if ok else None
         ppl = perplexity([lp.logprob for lp in res.logprobs]) if ok and res.logprobs else math.nan
         rows.append(
             {
@@ -147,7 +149,10 @@ def reply_run(
                 "student": t.context[-1][1],
                 "real_reply": t.real_reply,
                 "ai_reply": ai,
-                "status": "ok" if ok else ("empty" if res.ok else "failed"),
+                "status": ("degenerate" if flag else "ok")
+                if ok
+                else ("empty" if res.ok else "failed"),
+                "degenerate": flag,
                 "error": res.error if not res.ok else None,
                 "f1": unigram_f1(ai, t.real_reply) if ok else math.nan,
                 "ai_perplexity": ppl,
@@ -160,14 +165,15 @@ def reply_run(
         )
     table = pd.DataFrame(rows)
     run.table("replies", table)
-    ok = table["status"] == "ok"
+    ok = table["status"].isin(["ok", "degenerate"])  # real replies, looping ones included
     f1 = table.loc[ok, "f1"]
     ppl = table.loc[ok, "ai_perplexity"].dropna()
     results_json = {
         "n_targets": len(table),
-        "n_ok": int(ok.sum()),
+        "n_ok": int((table["status"] == "ok").sum()),
         "n_failed": int((table["status"] == "failed").sum()),
         "n_empty": int((table["status"] == "empty").sum()),
+        "n_degenerate": int((table["status"] == "degenerate").sum()),
         "mean_f1": float(f1.mean()) if len(f1) else None,
         "mean_ai_perplexity": float(ppl.mean()) if len(ppl) else None,
         "n_with_logprobs": int(len(ppl)),
@@ -179,7 +185,7 @@ def reply_run(
     }
     rep = Report("AI teacher replies", f"{dialogues_path}, model {model_name}, budget {budget} "
                  f"words, seed {seed}")  # fmt: skip
-    summary = pd.DataFrame([{k: results_json[k] for k in ("n_targets", "n_ok", "n_failed",
+    summary = pd.DataFrame([{k: results_json[k] for k in ("n_targets", "n_ok", "n_degenerate", "n_failed",
                             "n_empty", "mean_f1", "mean_ai_perplexity")}])  # fmt: skip
     rep.section("Summary").table(summary).text(
         "F1: unigram overlap with the real teacher reply. Perplexity: of the AI reply's own tokens "
@@ -210,11 +216,13 @@ def make_study(
     limit: int | None = None,
     seed: int = 0,
     title: str = "Which reply is better?",
+    keep_degenerate: bool = False,
 ) -> dict:
     """Build a comparative-judgement study (``study.yaml`` + ``items.jsonl``) from ``tutor reply``
     tables: each target becomes an item whose candidates are the real teacher (agent ``teacher``)
     and each model's reply (agent = the ``model`` column).  Targets without an ``ok`` reply from
-    every model are left out and counted."""
+    every model are left out and counted; so are degenerate replies (status ``degenerate``: see
+    :mod:`edueval.tutor.quality`) unless ``keep_degenerate``."""
     if not replies_paths:
         raise InputError("give at least one replies.csv")
     tables = []
@@ -230,13 +238,17 @@ def make_study(
                          f"got {agents}")  # fmt: skip
     by_key: dict[tuple[str, str], dict] = {}
     order: list[tuple[str, str]] = []
+    degenerate = 0
     for agent, df in zip(agents, tables, strict=True):
         for r in df.itertuples(index=False):
             key = (str(r.dialogue), str(r.turn))
             if key not in by_key:
                 by_key[key] = {"context": str(r.context), "replies": {"teacher": str(r.real_reply)}}
                 order.append(key)
-            if str(r.status) == "ok" and isinstance(r.ai_reply, str) and r.ai_reply.strip():
+            usable = ("ok", "degenerate") if keep_degenerate else ("ok",)
+            if str(r.status) == "degenerate":
+                degenerate += 1
+            if str(r.status) in usable and isinstance(r.ai_reply, str) and r.ai_reply.strip():
                 by_key[key]["replies"][agent] = r.ai_reply.strip()
     items, skipped = [], 0
     for key in order:
@@ -277,4 +289,5 @@ def make_study(
     }
     atomic_write(out / "study.yaml", yaml.safe_dump(study, sort_keys=False, allow_unicode=True))
     return {"n_items": len(items), "n_skipped": skipped, "agents": ["teacher", *agents],
+            "n_degenerate": degenerate, "degenerate_kept": keep_degenerate,
             "n_pairs_per_item": n_pairs, "seed": int(seed)}  # fmt: skip
