@@ -36,12 +36,18 @@ def _shell_lines() -> list[str]:
 def _edueval_calls() -> list[list[str]]:
     calls = []
     for line in _shell_lines():
-        for part in re.split(r"&&|;|\|", line):
-            words = shlex.split(part, comments=True)
-            if words[:3] == ["python", "-m", "edueval"]:
-                words = ["edueval", *words[3:]]
-            if words and words[0] == "edueval":
-                calls.append(words[1:])
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words: list[str] = []
+        for token in [*lexer, ";"]:
+            if token in (";", "&&", "||", "|", ">", ">>", "&"):
+                if words[:3] == ["python", "-m", "edueval"]:
+                    words = ["edueval", *words[3:]]
+                if words and words[0] == "edueval":
+                    calls.append(words[1:])
+                words = [] if token != ">" else ["<redirect>"]
+            else:
+                words.append(token)
     return calls
 
 

@@ -80,8 +80,11 @@ def import_teacher_test(
     items = bundled_or_given(items, bundled, bundled_folder() / "items.jsonl", "items.jsonl")
     path = out_dir(out, "pairwise import-teacher-test", overwrite)
     res = import_run(path, items)
-    if bundled:
-        say(f"the authors' excluded raters: {bundled_folder() / 'outliers.yaml'}")
+    if bundled:  # the authors' excluded raters, beside the comparisons, for --exclude-raters
+        from ..runs import atomic_write
+
+        atomic_write(path / "outliers.yaml", (bundled_folder() / "outliers.yaml").read_bytes())
+        say(f"the authors' excluded raters: {path / 'outliers.yaml'}")
     say(
         f"{res['n_comparisons']} comparisons ({res['n_ties']} ties), {res['n_items']} items, "
         f"{res['n_raters']} raters -> {path / 'comparisons.csv'}"
