@@ -310,7 +310,7 @@ def test_console_script_bad_input(tmp_path):
     """The installed ``edueval`` script: exit 2 and one line on stderr, no traceback."""
     exe = shutil.which("edueval") or str(Path(sys.executable).with_name("edueval"))
     if not Path(exe).exists():
-        pytest.skip("edueval console script not installed")
+        pytest.fail("edueval console script not installed (pip install .)")
     data = tmp_path / "bad.csv"
     data.write_text("student,skill,correct\ns,A,1\ns,A,3\n")
     proc = subprocess.run(

@@ -125,11 +125,24 @@ def test_import_teacher_test_counts():
     assert (per == 1).all().all()
 
 
-def test_bundled_copy_is_the_shared_data():
-    if not SHARED.exists():
-        pytest.skip("shared data folder not present")
-    for name in ("items.jsonl", "outliers.yaml", "LICENSE.txt"):
-        assert (bundled_folder() / name).read_bytes() == (SHARED / name).read_bytes()
+#: SHA-256 of the files at github.com/anaistack/ai-teacher-test @ 6b97ec54 (data/2_comparisons/)
+UPSTREAM_SHA256 = {
+    "items.jsonl": "9475c8a74d803ce52e98d14ccae07cca219e62314ec763b5a4748536e42f9f29",
+    "outliers.yaml": "145ce4ed62abeb5fb36b9ed14558b151e363d5f55fbc542a9192e070360f64e3",
+    "LICENSE.txt": "9457faef63f2af61ac358bbc1a462147359be0b369afeb8b9fb52889f62f18d4",
+}
+
+
+def test_bundled_copy_is_the_upstream_data_unchanged():
+    """Checked on every machine (no skip): against the upstream files' recorded hashes, and
+    against the shared copy too where one lies beside the clone."""
+    import hashlib
+
+    for name, digest in UPSTREAM_SHA256.items():
+        data = (bundled_folder() / name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == digest, name
+        if SHARED.exists():
+            assert data == (SHARED / name).read_bytes()
 
 
 ITEM = {

@@ -105,7 +105,8 @@ def serve(
         uvicorn.run(app, **options)
         return
     os.environ.update(EDUEVAL_STUDY_FILE=str(Path(study_path).resolve()), EDUEVAL_STUDY_DB=url,
-                      EDUEVAL_STUDY_ADMIN_TOKEN=token, EDUEVAL_STUDY_TLS="1" if tls else "0")  # fmt: skip
+                      EDUEVAL_STUDY_ADMIN_TOKEN=token, EDUEVAL_STUDY_TLS="1" if tls else "0",
+                      EDUEVAL_STUDY_MASTER_PID=str(os.getpid()))  # fmt: skip
     uvicorn.run("edueval.study.app:app_from_env", factory=True, workers=workers, **options)
 
 

@@ -416,7 +416,9 @@ def _exit_with_parent() -> None:
     import threading
     import time
 
-    parent = os.getppid()
+    # the master's pid as the master wrote it: a worker that starts after the master died has
+    # already been re-parented, so its own getppid() at start-up would prove nothing
+    parent = int(os.environ.get("EDUEVAL_STUDY_MASTER_PID") or os.getppid())
 
     def watch() -> None:
         while os.getppid() == parent:
