@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -243,3 +244,29 @@ def test_unreachable_server_is_one_line(tmp_path, questions_file, capsys):
     )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("error:"), err
+
+
+def test_mia_interval_from_few_questions_is_an_interval_and_says_what_it_is():
+    from edueval.malalgo.metrics import clustered
+
+    lo, hi, how = clustered(np.array([1, 0, 0, 1, 0, 0]), np.array([1, 1, 1, 2, 2, 2]))
+    assert hi - lo > 0.3 and "2 questions counted once" in how  # was [0.333, 0.333]
+    lo, hi, how = clustered(np.tile([1, 0, 0], 25), np.repeat(np.arange(25), 3))
+    assert hi > lo and "SE is 0" in how  # every question at 1/3: no evidence of precision
+
+
+@pytest.mark.parametrize("questions", [2, 5, 10, 19, 20, 50])
+def test_mia_interval_holds_its_level_at_every_number_of_questions(questions):
+    """Coverage of the 95% interval of a pooled rate over 3 choices per question whose rates
+    vary by question (Beta(2, 3): strong clustering), below and above the clustered threshold."""
+    from edueval.malalgo.metrics import clustered
+
+    rng = np.random.default_rng(questions)
+    reps, hits = 1500, 0
+    cluster = np.repeat(np.arange(questions), 3)
+    for _ in range(reps):
+        rate = rng.beta(2, 3, questions)
+        y = (rng.random((questions, 3)) < rate[:, None]).astype(int).ravel()
+        lo, hi, _ = clustered(y, cluster)
+        hits += lo <= 0.4 <= hi
+    assert hits / reps >= 0.95 - 3 * np.sqrt(0.05 * 0.95 / reps), hits / reps

@@ -110,7 +110,7 @@ def _report(
                 + (
                     ""
                     if key != "mia"
-                    else f"; clustered by question [{summ[key]['ci_low_clustered']:.3f}, "
+                    else f"; {summ[key]['ci_method']} [{summ[key]['ci_low_clustered']:.3f}, "
                     f"{summ[key]['ci_high_clustered']:.3f}]"
                 ),
                 "failed calls": summ[key]["failed"],
