@@ -184,8 +184,10 @@ def test_evaluate_run(chain):
             assert 0 <= m[name] <= 1, (target, name)
         assert 0 <= m["rmse"] <= 1
         assert m["loglik"] < 0
-        assert m["aic"] == pytest.approx(2 * 4 - 2 * m["loglik"])
-        assert m["bic"] == pytest.approx(4 * np.log(1500) - 2 * m["loglik"])
+        k = 4 * pd.read_csv(chain["D3"] / "predictions.csv")["skill"].nunique()
+        assert m["k"] == k  # the pooled row counts every skill's parameters
+        assert m["aic"] == pytest.approx(2 * k - 2 * m["loglik"])
+        assert m["bic"] == pytest.approx(k * np.log(1500) - 2 * m["loglik"])
     # performance metrics recomputed from predictions.csv
     pred = pd.read_csv(chain["D3"] / "predictions.csv")
     y, p = pred["correct"].to_numpy(), pred["p_correct"].to_numpy()

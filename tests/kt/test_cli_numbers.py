@@ -60,7 +60,7 @@ def test_predict_and_evaluate_files(tmp_path, forget):
         y, p = pred[ycol].to_numpy(), pred[pcol].to_numpy()
         hard = (p >= 0.5).astype(int)
         ll = float(np.sum(y * np.log(p) + (1 - y) * np.log(1 - p)))
-        n, k = len(y), 4
+        n, k = len(y), 4 * pred["skill"].nunique()  # the pooled row: every skill's parameters
         want = {
             "accuracy": skm.accuracy_score(y, hard),
             "precision": skm.precision_score(y, hard, zero_division=0),
@@ -95,3 +95,16 @@ def test_predict_and_evaluate_files(tmp_path, forget):
         errs.append(abs(t_true - t_est))
     res = json.loads((tmp_path / "e" / "results.json").read_text())
     assert res["moment_of_learning"]["mol_mad"] == pytest.approx(np.mean(errs), abs=1e-12)
+
+
+def test_degenerate_parameters_are_warned_about(cli, write, tmp_path):
+    """prior 1 with slip 0 makes a wrong first answer impossible: the filter cannot update."""
+    params = write("p.csv", "skill,prior,learn,guess,slip\nA,1,0.1,0.2,0\n")
+    data = write("d.csv", "student,skill,correct\ns1,A,0\ns1,A,1\ns2,A,1\n")
+    res = cli("kt", "predict", data, "--params", params, "--out", tmp_path / "p")
+    assert res.code == 0 and "probability 0 under the given parameters" in res.err
+    results = json.loads((tmp_path / "p" / "results.json").read_text())
+    assert results["n_impossible_responses"] >= 1
+    fine = write("q.csv", "skill,prior,learn,guess,slip\nA,0.5,0.1,0.2,0.1\n")
+    res = cli("kt", "predict", data, "--params", fine, "--out", tmp_path / "q")
+    assert res.code == 0 and "probability 0" not in res.err

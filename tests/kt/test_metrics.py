@@ -89,3 +89,23 @@ def test_auc_property_matches_sklearn(pairs):
         assert M.auc(y, s) == pytest.approx(skm.roc_auc_score(y, s), abs=1e-12)
         # invariant to a strictly increasing transform of the scores
         assert M.auc(y, s**3 + 1) == pytest.approx(M.auc(y, s), abs=1e-12)
+
+
+def test_log_likelihood_clips_a_contradicted_certainty_and_counts_it():
+    """p_known = 1 for a student who does not know: -inf before, now clipped and counted."""
+    from edueval.kt.metrics import LL_CLIP, evaluate, log_likelihood
+
+    y = np.array([0, 1, 1, 0])
+    p = np.array([1.0, 0.8, 1.0, 0.3])
+    want = np.log(LL_CLIP) + np.log(0.8) + np.log(1 - LL_CLIP) + np.log(0.7)
+    assert log_likelihood(y, p) == pytest.approx(want)
+    out = evaluate(y, p)
+    assert np.isfinite(out["loglik"]) and out["n_clipped"] == 1
+
+
+def test_auc_treats_floating_point_noise_as_a_tie():
+    from edueval.kt.metrics import auc
+
+    p = 0.1 + 0.2  # 0.30000000000000004
+    assert auc(np.array([1, 0]), np.array([p, 0.3])) == 0.5
+    assert auc(np.array([1, 0]), np.array([0.3 + 1e-9, 0.3])) == 1.0

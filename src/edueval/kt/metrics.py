@@ -6,9 +6,11 @@ The suite of Pardos & Yudelson (Sec. 6.1), with the standard definitions where t
 - accuracy, precision, recall, F1 -- predictions thresholded at 0.5 (p >= 0.5 counts as 1);
   precision is 0 when nothing is predicted positive and F1 is 0 when precision + recall = 0
   (scikit-learn's ``zero_division=0``);
-- AUC -- area under the ROC curve, ties at their average rank; NaN when only one class occurs;
+- AUC -- area under the ROC curve, ties at their average rank (predictions rounded to 12
+  decimals first, so floating-point noise does not break ties); NaN when only one class occurs;
 - RMSE; Efron's pseudo-R^2 = 1 - sum (y - p)^2 / sum (y - mean y)^2;
-- log-likelihood (natural log, summed), AIC = -2 LL + 2k, AICc = AIC + 2k(k+1)/(N-k-1),
+- log-likelihood (natural log, summed; probabilities clipped to [1e-12, 1 - 1e-12], and the
+  number of clipped predictions reported as ``n_clipped``), AIC = -2 LL + 2k, AICc = AIC + 2k(k+1)/(N-k-1),
   BIC = -2 LL + k ln N, with k free parameters and N responses;
 - CBD, capped binomial deviance: -mean(y log10 p + (1-y) log10(1-p)) with p clipped to
   [0.001, 0.999].
@@ -144,8 +146,14 @@ def f1(y, p):
     return _out(_safe_div(2 * tp, 2 * tp + fp + fn), single)
 
 
+#: AUC ranks predictions rounded to this many decimals: values equal but for the last bits of
+#: floating-point noise (the same probability computed along two paths) count as ties
+AUC_DECIMALS = 12
+
+
 def _auc_rows(y: np.ndarray, P: np.ndarray) -> np.ndarray:
     yb = y.astype(bool)
+    P = np.round(P, AUC_DECIMALS)
     pos = np.sort(P[:, yb], axis=1)  # numpy's vectorised sort; labels split first, so no argsort
     neg = np.sort(P[:, ~yb], axis=1)
     return K.auc_sorted(pos, neg)
@@ -168,11 +176,24 @@ def efron_r2(y, p):
     return _out(1.0 - ss_res / ss_tot if ss_tot > 0 else np.full(len(P), np.nan), single)
 
 
+#: probabilities are clipped to [LL_CLIP, 1 - LL_CLIP] in the log-likelihood: a prediction of
+#: exactly 0 or 1 that the outcome contradicts (p_known = 1 for a student who does not know)
+#: would give -inf, which JSON cannot hold and which hides every other row's contribution
+LL_CLIP = 1e-12
+
+
 def log_likelihood(y, p):
     y, P, single = _prep(y, p)
-    with np.errstate(divide="ignore"):
-        ll = np.log(np.where(y == 1, P, 1.0 - P)).sum(axis=1)
+    Pc = np.clip(P, LL_CLIP, 1.0 - LL_CLIP)
+    ll = np.log(np.where(y == 1, Pc, 1.0 - Pc)).sum(axis=1)
     return _out(ll, single)
+
+
+def n_clipped(y, p):
+    """Predictions that gave the observed outcome a probability below ``LL_CLIP`` (clipped in
+    the log-likelihood): reported beside it so a clipped value is never taken at face value."""
+    y, P, single = _prep(y, p)
+    return _out(np.sum(np.where(y == 1, P, 1.0 - P) < LL_CLIP, axis=1).astype(float), single)
 
 
 def aic(y, p, k: int = 4):
@@ -218,6 +239,7 @@ def evaluate(y, p, k: int = 4) -> dict[str, float] | pd.DataFrame:
         "aicc": (-2 * ll + 2 * k + 2 * k * (k + 1) / (n - k - 1)) if n - k - 1 > 0 else ll * np.nan,
         "bic": -2 * ll + k * np.log(n),
         "cbd": capped_binomial_deviance(y, P),
+        "n_clipped": n_clipped(y, P),
     }
     if single:
         return {name: float(v[0]) for name, v in out.items()}

@@ -148,15 +148,26 @@ def predict_run(
     run.table("per_skill", per_skill)
     rep = Report("BKT predictions", f"{data_path} with parameters {params_path}")
     rep.section("Per skill").table(per_skill)
+    impossible = _impossible_responses(seqs, pc)
+    if impossible and warn:
+        warn(f"{impossible} responses have probability 0 under the given parameters (e.g. prior "
+             "1 with slip 0 and a wrong answer): the filter cannot update on them, and the "
+             "predictions after them in the same sequence are not meaningful")  # fmt: skip
     results = {
         "n_responses": int(len(pred)),
         "rows_left_out": _dropped(df),
         "n_skills": int(len(seqs.skills)),
         "mean_p_correct": float(pc.mean()),
         "mean_p_known": float(pk.mean()),
+        "n_impossible_responses": impossible,
     }
     run.finish(results, rep.render())
     return results
+
+
+def _impossible_responses(seqs, pc: np.ndarray) -> int:
+    """Responses that the parameters give probability exactly 0 (degenerate parameters)."""
+    return int(np.sum(((pc >= 1.0) & (seqs.obs == 0)) | ((pc <= 0.0) & (seqs.obs == 1))))
 
 
 def _per_skill_summary(seqs, pc: np.ndarray, pk: np.ndarray) -> pd.DataFrame:
@@ -301,12 +312,15 @@ def evaluate_run(
         (str(s), seqs.skill_slice(k)) for k, s in enumerate(seqs.skills)
     ]
     for scope, sl in scopes:
-        row = {"scope": scope, "target": "performance", "n": int(seqs.obs[sl].shape[0])}
-        row.update(evaluate(seqs.obs[sl], pc[sl], k=n_params))
+        # the pooled row scores every skill's model at once: k counts all their parameters
+        k = n_params * len(seqs.skills) if scope == "all" else n_params
+        row = {"scope": scope, "target": "performance", "n": int(seqs.obs[sl].shape[0]), "k": k}
+        row.update(evaluate(seqs.obs[sl], pc[sl], k=k))
         rows.append(row)
         if has_knowledge:
-            row = {"scope": scope, "target": "knowledge", "n": int(seqs.known[sl].shape[0])}
-            row.update(evaluate(seqs.known[sl], pk[sl], k=n_params))
+            row = {"scope": scope, "target": "knowledge", "n": int(seqs.known[sl].shape[0]),
+                   "k": k}  # fmt: skip
+            row.update(evaluate(seqs.known[sl], pk[sl], k=k))
             rows.append(row)
     metrics = pd.DataFrame(rows)
     run.table("metrics", metrics)
