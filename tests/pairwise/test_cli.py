@@ -248,3 +248,7 @@ def test_replicate_teacher_test_small(cli, tmp_path):
         assert raw not in text, raw
     assert not re.search(r"Blender(?! 9B)|GPT-3(?! Davinci)", text.split("<h2>", 1)[1])
     assert (out / "differences_vs_paper.csv").exists()
+    # the authors' released abilities (441 values) are all matched; ties drop is the closer
+    released = results["released_abilities"]
+    assert released["drop"]["n_matched"] == released["random"]["n_matched"] == 441
+    assert released["drop"]["mean_abs_diff"] < released["random"]["mean_abs_diff"]

@@ -17,7 +17,7 @@ from edueval.pairwise import (
     read_rater_ids,
     resolve_ties,
 )
-from edueval.pairwise.teacher_test import ATTRIBUTES, PAPER, bundled_folder
+from edueval.pairwise.teacher_test import ATTRIBUTES, FILE_COUNTS, bundled_folder
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "ai-teacher-test"
 
@@ -113,8 +113,8 @@ def test_import_teacher_test_counts():
     """The documented counts: 5,076 comparisons, 264 ties; 4,782 from 113 raters without the
     authors' outliers."""
     df = import_teacher_test(bundled_folder() / "items.jsonl")
-    assert len(df) == PAPER["n_comparisons"] == 5076
-    assert int((df["outcome"] == "tie").sum()) == PAPER["n_ties"] == 264
+    assert len(df) == FILE_COUNTS["n_comparisons"] == 5076
+    assert int((df["outcome"] == "tie").sum()) == FILE_COUNTS["n_ties"] == 264
     assert df["item"].nunique() == 49 and df["rater"].nunique() == 120
     assert set(df["attribute"]) == set(ATTRIBUTES)
     assert set(df["first"]) | set(df["second"]) == {"Teacher", "GPT-3 Davinci", "blender_9B"}

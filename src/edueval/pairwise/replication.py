@@ -31,9 +31,11 @@ from .teacher_test import (
     AGENT_LABELS,
     ATTRIBUTE_LABELS,
     ATTRIBUTES,
+    FILE_COUNTS,
     PAPER,
     bundled_folder,
     import_teacher_test,
+    read_released_abilities,
 )
 
 __all__ = ["ReplicationConfig", "replicate_run"]
@@ -173,20 +175,21 @@ def discussion(
     """Paragraphs generated from the measured numbers (nothing here is written in advance)."""
     out = []
     same = (
-        counts["n_comparisons"] == PAPER["n_comparisons"]
-        and counts["n_ties"] == PAPER["n_ties"]
-        and counts["n_kept"] == PAPER["n_comparisons_without_outliers"]
-        and counts["n_raters_kept"] == PAPER["n_raters_without_outliers"]
+        counts["n_comparisons"] == FILE_COUNTS["n_comparisons"]
+        and counts["n_ties"] == FILE_COUNTS["n_ties"]
+        and counts["n_kept"] == FILE_COUNTS["n_comparisons_without_outliers"]
+        and counts["n_raters_kept"] == FILE_COUNTS["n_raters_without_outliers"]
     )
     out.append(
         f"Data: {counts['n_comparisons']} comparisons with {counts['n_ties']} ties; removing the "
         f"{counts['n_removed_raters']} raters of outliers.yaml leaves {counts['n_kept']} comparisons "
         f"from {counts['n_raters_kept']} raters"
         + (
-            ", exactly the counts the data's documentation gives."
+            " (counted from the file; neither the paper nor the data's README states them)."
             if same
-            else f" (documented: {PAPER['n_comparisons']}, {PAPER['n_ties']}, "
-            f"{PAPER['n_comparisons_without_outliers']}, {PAPER['n_raters_without_outliers']})."
+            else f" (the bundled copy holds {FILE_COUNTS['n_comparisons']}, "
+            f"{FILE_COUNTS['n_ties']}, {FILE_COUNTS['n_comparisons_without_outliers']}, "
+            f"{FILE_COUNTS['n_raters_without_outliers']}: a different file)."
         )
     )
     if overlap is not None and raters is not None:
@@ -323,6 +326,34 @@ def discussion(
     return out
 
 
+def released_check(fits: dict[str, BradleyTerryResults]) -> pd.DataFrame:
+    """Our posterior mean alphas against the authors' released ones (441 values), per tie
+    handling: how many match by item, attribute and agent, mean and largest |difference|, r."""
+    released = read_released_abilities()
+    rows = []
+    for mode, fit in fits.items():
+        both = fit.abilities.merge(released, on=["item", "attribute", "agent"])
+        delta = (both["alpha_mean"] - both["alpha_released"]).abs()
+        rows.append({"ties": mode, "n_released": len(released), "n_matched": len(both),
+                     "mean_abs_diff": float(delta.mean()), "max_abs_diff": float(delta.max()),
+                     "r": float(np.corrcoef(both["alpha_mean"], both["alpha_released"])[0, 1])})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def released_sentence(check: pd.DataFrame) -> str:
+    """Which tie handling the authors' released abilities match, from the numbers."""
+    parts = "; ".join(f"ties {r.ties}: mean |diff| {r.mean_abs_diff:.4f} (largest "
+                      f"{r.max_abs_diff:.3f}, r = {r.r:.4f}) over {r.n_matched} of "
+                      f"{r.n_released}" for r in check.itertuples())  # fmt: skip
+    best = check.loc[check["mean_abs_diff"].idxmin(), "ties"]
+    text = f"The authors' released per-item abilities against ours: {parts}. "
+    if best == "random":
+        return text + "They match the seeded coin flip for ties, as the paper's text says."
+    return text + (f"They match ties {best}, not the coin flip the paper's text describes: "
+                   "the released fit evidently left ties out (or weighed them otherwise), "
+                   "so the paper's numbers are best compared with our ties-drop column.")  # fmt: skip
+
+
 def replicate_run(
     out: Path,
     folder: Path | None = None,
@@ -401,6 +432,8 @@ def replicate_run(
         run.table(f"table3_{mode}", summaries[mode].table3)
         run.table(f"hierarchical_{mode}", hier[mode].differences)
 
+    released = released_check(fits)
+    run.table("released_abilities_check", released)
     diffs = _differences_table(summaries, hier)
     t3 = _table3(summaries)
     anova = _anova_table(summaries)
@@ -409,6 +442,7 @@ def replicate_run(
     run.table("anova_vs_paper", anova)
     modes = list(cfg.tie_modes)
     paragraphs = discussion(diffs, t3, anova, counts, raters, overlap, fits, modes)
+    paragraphs.append(released_sentence(released))
     seconds = time.perf_counter() - t_start
 
     rep = Report(
@@ -417,6 +451,10 @@ def replicate_run(
         f"{cfg.chains} chains x ({cfg.warmup} + {cfg.draws}); seed {cfg.seed}; {seconds:.0f} s",
     )
     rep.section("Discussion (generated from the numbers below)").bullets(paragraphs)
+    rep.section("The authors' released abilities").text(
+        "Posterior means of alpha per item, attribute and agent released with the data "
+        "(data/3_abilities/ of the same commit, bundled), against ours for each tie handling."
+    ).table(released, digits=4)
     first = modes[0]
     sec = rep.section("Agent differences beside the paper")
     sec.text(
@@ -501,6 +539,10 @@ def replicate_run(
     results = {
         "counts": counts,
         "seconds": seconds,
+        "released_abilities": {
+            r["ties"]: {k: v for k, v in r.items() if k != "ties"}
+            for r in released.to_dict("records")
+        },  # fmt: skip
         "rater_overlap": overlap,
         "differences": {
             mode: {

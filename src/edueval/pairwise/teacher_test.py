@@ -25,6 +25,8 @@ __all__ = [
     "ATTRIBUTE_LABELS",
     "ATTRIBUTES",
     "PAPER",
+    "FILE_COUNTS",
+    "read_released_abilities",
     "bundled_folder",
     "import_teacher_test",
 ]
@@ -83,11 +85,42 @@ PAPER = {
         ("GPT-3 Davinci", "understanding the student more"): (35, 2),
         ("GPT-3 Davinci", "helping the student more"): (33, 12),
     },
+}
+
+#: What the bundled items.jsonl holds, counted from the file itself (neither the paper nor the
+#: data's README states these counts): a check that the importer reads every comparison.
+FILE_COUNTS = {
     "n_comparisons": 5076,
     "n_ties": 264,
     "n_comparisons_without_outliers": 4782,
     "n_raters_without_outliers": 113,
 }
+
+#: attribute names of the authors' released abilities (3_abilities/) -> names in items.jsonl
+_RELEASED_ATTRIBUTES = {
+    "likely said by a teacher": "more likely said by a teacher",
+    "understanding the student": "understanding the student more",
+    "helping the student": "helping the student more",
+}
+
+
+def read_released_abilities(folder: str | Path | None = None) -> pd.DataFrame:
+    """The authors' released posterior means of alpha per (item, attribute, agent), from their
+    PyStan fit after outlier removal (``data/3_abilities/`` of the same commit; 441 values):
+    columns ``item, attribute, agent, alpha_released``, named as :func:`import_teacher_test`
+    names them."""
+    folder = Path(folder) if folder is not None else bundled_folder() / "3_abilities"
+    rows = []
+    for path in sorted(folder.glob("*.jsonl")):
+        for lineno, line in enumerate(read_text(path).splitlines(), start=1):
+            if not line.strip():
+                continue
+            obj = json.loads(line)
+            rows.append({"item": _item_id(obj["wherefrom"], path, lineno),
+                         "attribute": _RELEASED_ATTRIBUTES[obj["attribute"]],
+                         "agent": obj["id"], "alpha_released": float(obj["alpha"])})  # fmt: skip
+    return pd.DataFrame(rows)
+
 
 _OUTCOME = {True: "first", False: "second", None: "tie"}
 _TIMING = {
