@@ -136,8 +136,9 @@ def run_demo(
             "href": "turing-simulate/report.html",
             "summary": (
                 f"Simulated students holding known mal-rules, {p5.reps} replications at "
-                f"{p5.n_students} x {p5.n_questions}: the oracle AI draws with an equally good "
-                f"human in {100 * r5['oracle_draw_rate']:.0f}%, the unconditioned AI is told "
+                f"{p5.n_students} x {p5.n_questions}: the oracle AI draws with a human expert who "
+                f"reads {100 * p5.human_accuracy:.0f}% of students right in "
+                f"{100 * r5['oracle_draw_rate']:.0f}%, the unconditioned AI is told "
                 f"apart in {100 * r5['unconditioned_told_apart_rate']:.0f}%. Type-I error of "
                 f"'draw' at rho = {t1['rho']}: clustered {t1['draw_rate_clustered']:.3f}, naive "
                 f"{t1['draw_rate_naive']:.3f} (nominal {t1['nominal_alpha']})." + gen_note

@@ -83,15 +83,17 @@ def bank():
 
 def test_simulation_oracle_draws_unconditioned_is_told_apart(bank):
     cfg = SimConfig(n_students=100, n_questions=25, reps=60, seed=1)
+    assert cfg.human_accuracy < 1  # an expert who errs: the oracle is not the expert's copy
     res = simulate_study(cfg, bank=bank)
     rates = (
         res["rates"].query("se == 'clustered'").pivot(index="ai", columns="verdict", values="rate")
     )
     assert rates.loc["oracle", "draw"] >= 0.8
+    gap = res["means"].set_index("ai").loc["oracle", ["p_ai", "p_human"]]
+    assert 0 < gap["p_ai"] - gap["p_human"] < cfg.eps  # a real, small gap: not an identity
     assert rates.loc["unconditioned", "human_better"] >= 0.8
     assert rates.loc["random", "human_better"] >= 0.8
     means = res["means"].set_index("ai")
-    assert means.loc["oracle", "p_ai"] == pytest.approx(means.loc["oracle", "p_human"])
     assert means.loc["unconditioned", "p_ai"] < means.loc["oracle", "p_ai"] - 0.1
     assert means.loc["random", "p_ai"] < means.loc["unconditioned", "p_ai"]
 
@@ -194,7 +196,7 @@ def test_sample_size_by_consistency(tmp_path):
     )  # fmt: skip
     need = res["students_needed_by_consistency"].set_index("p_rule")
     assert need.loc[0.05, "unconditioned_gap"] < 0.5 * cfg.eps
-    assert need.loc[0.9, "unconditioned_gap"] > 2 * cfg.eps
+    assert need.loc[0.9, "unconditioned_gap"] > cfg.eps  # (an expert who errs 10% of the time)
     assert pd.isna(need.loc[0.05, "unconditioned_told_apart"])
     assert need.loc[0.9, "unconditioned_told_apart"] in (10, 60)
     table = pd.read_csv(tmp_path / "sim" / "verdicts_by_consistency.csv")

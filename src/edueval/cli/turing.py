@@ -127,8 +127,12 @@ def simulate(
     questions: Annotated[int, typer.Option("--questions", min=1, help="MCQs per student.")] = 25,
     reps: Annotated[int, typer.Option("--reps", min=1, help="Replications.")] = 1000,
     human_accuracy: Annotated[
-        float, typer.Option("--human-accuracy", help="P(the expert reads the student right).")
-    ] = 1.0,
+        float,
+        typer.Option(
+            "--human-accuracy",
+            help="P(the expert reads the student right); below 1, as any real expert.",
+        ),
+    ] = 0.9,
     eps: EpsOption = 0.10,
     delta: DeltaOption = 0.05,
     alpha: AlphaOption = 0.05,

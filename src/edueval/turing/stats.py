@@ -45,7 +45,10 @@ Verdict (:func:`verdicts`), checked in this order, so the five outcomes are excl
 3. ``human_better`` - the mirror image;
 4. ``both_fail`` - the failure test rejects for *both* (neither exceeds random by ``δ``);
 5. ``inconclusive`` - anything else (too little data to say, or e.g. one source ahead but not
-   beating random).
+   beating random), and always with fewer than :data:`MIN_STUDENTS` students.
+
+No verdict without evidence: a standard error of exactly 0 -- two students with identical counts,
+say -- is not infinite precision; every test computed on it keeps its null hypothesis (p = 1).
 
 A draw is an equivalence claim, so it is protected at level ``α``: when the truth is exactly
 ``|p_AI − p_Human| = ε`` the TOST (hence ``draw``) is declared in at most ``α`` of studies -
@@ -61,6 +64,7 @@ from scipy import stats as sps
 
 __all__ = [
     "EXACT_BELOW",
+    "MIN_STUDENTS",
     "FIELDS",
     "VERDICTS",
     "BatchTests",
@@ -76,6 +80,9 @@ F = {name: i for i, name in enumerate(FIELDS)}
 VERDICTS = ("draw", "ai_better", "human_better", "both_fail", "inconclusive")
 #: McNemar is exact (binomial) when the discordant count b + c is below this.
 EXACT_BELOW = 25
+#: Fewest students for any verdict but ``inconclusive``: with fewer, a student-clustered
+#: standard error rests on one to three clusters and says nothing about students in general.
+MIN_STUDENTS = 5
 
 
 def _sum(counts: np.ndarray, name: str) -> np.ndarray:
@@ -230,8 +237,10 @@ def batch_tests(counts: np.ndarray, *, eps: float, delta: float, alpha: float) -
     )
     for kind in ("naive", "clustered"):
         se, df = ses[kind], dfs[kind]
-        p_lo = _upper_p(_t(diff + eps, se), df)  # H0: diff <= -eps
-        p_hi = sps.t.cdf(_t(diff - eps, se), df)  # H0: diff >= +eps
+        # a standard error of exactly 0 (e.g. students with identical counts) is no evidence of
+        # precision: every test on it keeps its null (p = 1)
+        p_lo = _no_evidence(se, _upper_p(_t(diff + eps, se), df))  # H0: diff <= -eps
+        p_hi = _no_evidence(se, sps.t.cdf(_t(diff - eps, se), df))  # H0: diff >= +eps
         out.tost_p_lower[kind] = p_lo
         out.tost_p_upper[kind] = p_hi
         out.tost_p[kind] = np.maximum(p_lo, p_hi)
@@ -243,8 +252,8 @@ def batch_tests(counts: np.ndarray, *, eps: float, delta: float, alpha: float) -
             out.sup[kind][src] = {
                 "diff": m,
                 "se": s,
-                "p": _upper_p(t, dfk),
-                "p_fail": sps.t.cdf(t, dfk),
+                "p": _no_evidence(s, _upper_p(t, dfk)),
+                "p_fail": _no_evidence(s, sps.t.cdf(t, dfk)),
             }
         out.verdict[kind] = verdicts(
             diff=diff,
@@ -255,8 +264,13 @@ def batch_tests(counts: np.ndarray, *, eps: float, delta: float, alpha: float) -
             fail_ai_p=out.sup[kind]["ai"]["p_fail"],
             fail_human_p=out.sup[kind]["human"]["p_fail"],
             alpha=alpha,
+            n_students=out.n_students,
         )
     return out
+
+
+def _no_evidence(se: np.ndarray, p: np.ndarray) -> np.ndarray:
+    return np.where(np.asarray(se) > 0, p, 1.0)
 
 
 def verdicts(
@@ -269,8 +283,10 @@ def verdicts(
     fail_ai_p: np.ndarray,
     fail_human_p: np.ndarray,
     alpha: float,
+    n_students: np.ndarray | int | None = None,
 ) -> np.ndarray:
-    """The decision rule of the module docstring; returns indices into :data:`VERDICTS`."""
+    """The decision rule of the module docstring; returns indices into :data:`VERDICTS`.
+    Fewer than :data:`MIN_STUDENTS` students: ``inconclusive`` whatever the tests say."""
     sup_ai = np.asarray(sup_ai_p) < alpha
     sup_h = np.asarray(sup_human_p) < alpha
     differ = np.asarray(mcnemar_p) < alpha
@@ -281,4 +297,7 @@ def verdicts(
     out = np.where(differ & (diff < 0) & sup_h, VERDICTS.index("human_better"), out)
     out = np.where(differ & (diff > 0) & sup_ai, VERDICTS.index("ai_better"), out)
     draw = (np.asarray(tost_p) < alpha) & sup_ai & sup_h
-    return np.where(draw, VERDICTS.index("draw"), out).astype(np.int8)
+    out = np.where(draw, VERDICTS.index("draw"), out)
+    if n_students is not None:
+        out = np.where(np.asarray(n_students) < MIN_STUDENTS, VERDICTS.index("inconclusive"), out)
+    return out.astype(np.int8)
