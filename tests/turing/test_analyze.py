@@ -214,3 +214,47 @@ def test_student_without_phase1_error_is_rejected(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2
     assert "line 3, column 'student': student 's2' has no Phase-1 error" in err
+
+
+def test_identical_students_give_no_verdict():
+    """Two (or twenty) students with identical counts: every clustered SE is 0, which is no
+    evidence of precision -- no draw, no 'better', however favourable the rates look."""
+    from edueval.turing.stats import FIELDS, VERDICTS, batch_tests
+
+    one = dict.fromkeys(FIELDS, 0)
+    one.update(n=25, C=10, A=5, H=5, R=5)
+    for g in (2, 5, 20):
+        counts = np.array([[[one[f] for f in FIELDS]] * g], dtype=float)
+        bt = batch_tests(counts, eps=0.1, delta=0.05, alpha=0.05)
+        assert VERDICTS[bt.verdict["clustered"][0]] == "inconclusive", g
+        assert bt.tost_p["clustered"][0] == 1.0
+
+
+def test_too_few_students_are_inconclusive():
+    from edueval.turing.stats import MIN_STUDENTS, VERDICTS, verdicts
+
+    kw = dict(diff=0.0, tost_p=0.001, mcnemar_p=0.9, sup_ai_p=0.001, sup_human_p=0.001,
+              fail_ai_p=0.9, fail_human_p=0.9, alpha=0.05)  # fmt: skip
+    assert VERDICTS[verdicts(**kw, n_students=MIN_STUDENTS)] == "draw"
+    assert VERDICTS[verdicts(**kw, n_students=MIN_STUDENTS - 1)] == "inconclusive"
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.3])
+@pytest.mark.parametrize("students", [3, 5, 10, 20, 40])
+def test_draw_holds_alpha_at_the_margin_at_every_size(students, rho):
+    """|p_AI - p_Human| = eps exactly: 'draw' (an equivalence claim) in at most alpha of
+    studies, at every number of students, with or without intra-student correlation."""
+    from edueval.turing.power import Rates, simulate_power
+
+    reps = 2000
+    rates = simulate_power(Rates(ai=0.40, human=0.30, random=0.05), n_students=students, m=25,
+                           eps=0.10, delta=0.05, rho=rho, reps=reps, seed=students)  # fmt: skip
+    assert rates["clustered"]["draw"] <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps), rates
+
+
+def test_sample_sizes_never_go_below_the_minimum():
+    from edueval.turing.power import Rates, sample_size
+    from edueval.turing.stats import MIN_STUDENTS
+
+    easy = sample_size(Rates(ai=0.3, human=0.3, random=0.01), eps=0.3, delta=0.01, m=200)
+    assert all(v >= MIN_STUDENTS for k, v in easy.items() if k.startswith("students_"))

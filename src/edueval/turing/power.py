@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .stats import FIELDS, VERDICTS, batch_tests
+from .stats import FIELDS, MIN_STUDENTS, VERDICTS, batch_tests
 
 __all__ = [
     "Rates",
@@ -131,7 +131,7 @@ def sample_size(
         )
     n_draw = math.inf
     if all(math.isfinite(v) for v in out.values()):
-        g = max(2, math.ceil(max(out.values()) / m))
+        g = max(MIN_STUDENTS, math.ceil(max(out.values()) / m))
         while g < 10**6:
             pw = power_normal(rates, n_students=g, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho)[
                 "draw"
@@ -142,7 +142,9 @@ def sample_size(
             g += 1
     out["n_draw"] = n_draw
     for k in list(out):
-        out["students_" + k[2:]] = math.ceil(out[k] / m) if math.isfinite(out[k]) else math.inf
+        # never fewer students than any verdict needs (MIN_STUDENTS), however large m is
+        students = max(MIN_STUDENTS, math.ceil(out[k] / m)) if math.isfinite(out[k]) else math.inf
+        out["students_" + k[2:]] = students
     return out
 
 
