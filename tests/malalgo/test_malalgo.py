@@ -35,10 +35,11 @@ def perfect_script(questions: pd.DataFrame):
     def script(body):
         text = last_user_message(body)
         q = by_question[re.search(r"Question: (.*)", text).group(1).strip()]
-        if "Given choice:" in text:
-            choice = re.search(r"Given choice: (.*)", text).group(1).strip()
+        if re.search(r"^Choice: ", text, re.M):
+            choice = re.search(r"^Choice: (.*)", text, re.M).group(1).strip()
             original = next(x for x in LETTERS if q[f"choice_{x}"].strip() == choice)
-            shown = dict(re.findall(r"^([A-D])\. (.*)$", text.split("Explanations:")[1], re.M))
+            block = text.split("Answer Rationales:")[1].split("\n\nChoice:")[0]
+            shown = dict(re.findall(r"^([A-D])\. (.*)$", block, re.M))
             label = next(k for k, v in shown.items() if v.strip() == q[f"rationale_{original}"])
         else:
             label = q["answer"]

@@ -20,7 +20,7 @@ from .models import (
     parse_max_failures,
 )
 
-app = typer_app("Malgorithm identification (MalAlgoQA): generate, run, score.")
+app = typer_app("Malgorithm identification (MalAlgoQA): generate, run, score, audit.")
 
 
 @app.command()
@@ -45,10 +45,25 @@ def generate(
 def run(
     questions: Annotated[Path, typer.Argument(help="MalAlgoQA-format questions (CSV/JSONL).")],
     model: ModelOption = None,
-    prompt: Annotated[str, typer.Option(help="simple | cot")] = "simple",
-    shots: Annotated[int, typer.Option(help="Few-shot examples from other questions.")] = 0,
+    prompt: Annotated[
+        str,
+        typer.Option(
+            help="simple (the JSON answer) | cot (free-text step-by-step reasoning, then the "
+            "JSON answer; the paper's Table 5)"
+        ),
+    ] = "simple",
+    shots: Annotated[
+        int,
+        typer.Option(
+            help="Few-shot examples from other questions (with cot, each shows worked reasoning)."
+        ),
+    ] = 0,
     rationale_order: Annotated[
-        str, typer.Option(help="shuffle (seeded) | original (the release's order)")
+        str,
+        typer.Option(
+            help="shuffle (seeded; a deviation from the paper, so the key's position carries no "
+            "signal) | original (the release's order, as in the paper)"
+        ),
     ] = "shuffle",
     scoring: Annotated[
         str,
@@ -132,5 +147,33 @@ def score(
     say(
         f"MCQ {res['mcq']['accuracy']:.3f}  AIA {res['aia']['accuracy']:.3f}  "
         f"MIA {res['mia']['accuracy']:.3f}"
+    )
+    done(path)
+
+
+@app.command()
+def audit(
+    questions: Annotated[Path, typer.Argument(help="MalAlgoQA-format questions (CSV/JSONL).")],
+    folds: Annotated[int, typer.Option(help="Cross-validation folds (whole questions).")] = 5,
+    seed: SeedOption = 1,
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+) -> None:
+    """Can a words-only classifier pick the key's rationale (chance 1 in 4)?
+
+    A bag-of-words logistic regression sees the four rationales of each question (never the
+    question or the choices), is trained on the other folds' questions, and picks the rationale
+    it scores highest.  Accuracy above chance means the wording gives the key away.  Writes
+    results.json (accuracy, Wilson 95% CI, chance's upper limit, p-value), picks.csv,
+    weights.csv (the most telling words) and report.html."""
+    from ..malalgo.pipeline import audit_run
+
+    path = out_dir(out, "malalgo audit", overwrite)
+    res = audit_run(path, questions, folds=folds, seed=seed)
+    say(
+        f"key picked in {res['n_correct']} of {res['n_questions']} questions: accuracy "
+        f"{res['accuracy']:.3f} [{res['ci_low']:.3f}, {res['ci_high']:.3f}], chance 0.25 "
+        f"(upper limit {res['chance_high']:.3f}); "
+        + ("cue detected" if res["cue_detected"] else "no cue detected")
     )
     done(path)

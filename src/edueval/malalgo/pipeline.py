@@ -20,7 +20,7 @@ from .metrics import breakdown, grade_dok_heatmap, score_table, summary
 from .responses import read_responses
 from .tasks import build_tasks, read_answer
 
-__all__ = ["generate_run", "run_malalgo", "score_run", "scored_frame"]
+__all__ = ["audit_run", "generate_run", "run_malalgo", "score_run", "scored_frame"]
 
 _META = ["grade", "content", "dok"]
 
@@ -256,3 +256,56 @@ def score_run(out: Path, responses_path: Path) -> dict:
         run.table(name, table)
     run.finish(summ, rep.render())
     return summ
+
+
+def _audit_report(res, path: Path) -> Report:
+    verdict = (
+        "a cue: the classifier picks the key more often than chance"
+        if res.cue_detected
+        else "no cue found: the classifier does no better than chance"
+    )
+    rep = Report(
+        "Do the rationales give the key away?",
+        f"{path}: {res.n_questions} questions, {res.folds}-fold cross-validation by question",
+    )
+    head = pd.DataFrame(
+        [
+            {
+                "questions": res.n_questions,
+                "key picked": res.n_correct,
+                "accuracy": res.accuracy,
+                "95% CI (Wilson)": f"[{res.ci_low:.3f}, {res.ci_high:.3f}]",
+                "chance": res.chance,
+                "chance's 95% upper limit": res.chance_high,
+                "p (accuracy > 1/4)": res.p_value,
+                "longest rationale is the key": res.longest_is_key,
+            }
+        ]
+    )
+    sec = rep.section("Key-picking accuracy of a words-only classifier")
+    sec.table(head)
+    sec.text(
+        f"Verdict: {verdict}. The classifier (bag of words and word pairs, logistic regression) "
+        "sees the four rationales of a question and nothing else, and was trained on other "
+        "questions only. Chance is 1 in 4."
+    )
+    rep.section("Words that weigh most").table(res.weights)
+    return rep
+
+
+def audit_run(out: Path, questions_path: Path, *, folds: int = 5, seed: int = 0) -> dict:
+    """``malalgo audit``: can a text-only classifier pick the key from the rationales alone?"""
+    from .audit import audit_key_cues
+
+    questions = read_questions(questions_path)
+    try:
+        res = audit_key_cues(questions, folds=folds, seed=seed)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    run = RunDir(out, command="malalgo audit", params={"folds": folds}, seed=seed,
+                 inputs={"questions": questions_path})  # fmt: skip
+    run.table("picks", res.picks)
+    run.table("weights", res.weights)
+    results = res.as_dict()
+    run.finish(results, _audit_report(res, questions_path).render())
+    return results

@@ -7,6 +7,7 @@ import math
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ..models import ChatRequest, ChatResult, parse_json_answer
@@ -15,7 +16,8 @@ from .data import LETTERS
 from .prompts import (
     ANSWER_KEY,
     ANSWER_SCHEMA,
-    COT_SCHEMA,
+    Shot,
+    cot_reasoning,
     identification_messages,
     identification_user,
     mcq_messages,
@@ -26,6 +28,8 @@ __all__ = ["Task", "build_tasks", "read_answer"]
 PROMPTS = ("simple", "cot")
 SCORINGS = ("generate", "logprob")
 TOP_LOGPROBS = 20  # the most OpenAI-compatible servers return
+#: tokens a chain-of-thought reply may use (reasoning, then the JSON answer)
+COT_MAX_TOKENS = 512
 
 
 @dataclass
@@ -47,10 +51,13 @@ class Task:
 
 
 def _request(messages, prompt: str, scoring: str, tag: str) -> ChatRequest:
+    """Simple prompts: the JSON answer, schema-constrained (a grammar on the local model).
+    Chain of thought: free text then the JSON answer, so no schema or grammar is forced over the
+    reply (it would turn the reasoning into a JSON field); the answer is read from the text."""
     return ChatRequest(
         messages=tuple(messages),
-        max_tokens=24 if prompt == "simple" else 400,
-        json_schema=ANSWER_SCHEMA if prompt == "simple" else COT_SCHEMA,
+        max_tokens=24 if prompt == "simple" else COT_MAX_TOKENS,
+        json_schema=ANSWER_SCHEMA if prompt == "simple" else None,
         top_logprobs=TOP_LOGPROBS if scoring == "logprob" else None,
         tag=tag,
     )
@@ -89,24 +96,7 @@ def build_tasks(
         shown = [rationales[LETTERS.index(o)] for o in order]
         for letter in LETTERS:
             target = LETTERS[order.index(letter)]
-            examples = []
-            if shots:
-                others = shot_rng.choice(
-                    [j for j in range(len(rows)) if j != qi], shots, replace=False
-                )
-                for j in others:
-                    ex = rows[int(j)]
-                    ex_choice = LETTERS[int(shot_rng.integers(4))]
-                    ex_perm = "".join(LETTERS[k] for k in shot_rng.permutation(4))
-                    ex_rat = [ex[f"rationale_{o}"] for o in ex_perm]
-                    examples.append(
-                        (
-                            identification_user(
-                                ex["question"], ex["passage"], ex[f"choice_{ex_choice}"], ex_rat
-                            ),
-                            LETTERS[ex_perm.index(ex_choice)],
-                        )
-                    )
+            examples = _shots(rows, qi, shots, shot_rng, prompt)
             msgs = identification_messages(
                 q["question"],
                 q["passage"],
@@ -146,6 +136,26 @@ def build_tasks(
                 )
             )
     return tasks
+
+
+def _shot(ex: dict, rng: np.random.Generator, prompt: str) -> Shot:
+    """A worked example from question ``ex``: a random choice and rationale order, the right
+    label and the reasoning (which choice each shown rationale leads to, from the data)."""
+    choice = LETTERS[int(rng.integers(4))]
+    perm = "".join(LETTERS[k] for k in rng.permutation(4))
+    shown = [ex[f"rationale_{o}"] for o in perm]
+    label = LETTERS[perm.index(choice)]
+    user = identification_user(ex["question"], ex["passage"], ex[f"choice_{choice}"], shown, prompt)
+    results = [ex[f"choice_{o}"] for o in perm]
+    return Shot(user, label, cot_reasoning(ex[f"choice_{choice}"], results, label))
+
+
+def _shots(rows: list[dict], qi: int, k: int, rng: np.random.Generator, prompt: str) -> list[Shot]:
+    """``k`` worked examples drawn from questions other than ``rows[qi]``."""
+    if not k:
+        return []
+    others = rng.choice([j for j in range(len(rows)) if j != qi], k, replace=False)
+    return [_shot(rows[int(j)], rng, prompt) for j in others]
 
 
 _LETTER = re.compile(r"^\W*\(?([A-Da-d])\)?\W*$")

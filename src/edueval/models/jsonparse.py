@@ -1,16 +1,23 @@
 """Reading JSON out of model answers, robustly but never by guessing.
 
 Models wrap JSON in prose or code fences, use single quotes or leave trailing commas: those are
-read.  Two kinds of answer are *not* read, because any reading would be a guess, and are
-returned as ``None`` so that callers count them as unparseable (reported, never silently
-dropped):
+read.  The rule, for an answer that is free text (a chain of thought, say) followed by JSON:
+
+- only complete JSON values count; prose is never read, so reasoning that names other letters
+  ("rationale A leads to 12, rationale C to 15") does not matter;
+- a value the caller does not accept (``require_keys``/``accept``) is ignored: an echoed format
+  template such as ``{"Correct Choice": "[A/B/C/D]"}`` before the answer is no answer at all;
+- the answer is the *last* acceptable value.
+
+Two kinds of answer are *not* read, because any reading would be a guess, and are returned as
+``None`` so that callers count them as unparseable (reported, never silently dropped):
 
 - an answer cut off mid-object (``{"Correct Choice": "B`` -- the token limit was reached): the
   model never committed to the closing of its answer;
-- an answer holding two or more acceptable objects that disagree
-  (``{"Correct Choice": "B"} ... {"Correct Choice": "C"}``).  Several objects that agree are
-  one answer; an object the caller does not accept (``accept``), such as an echoed template
-  ``{"Correct Choice": "X"}`` before the real answer, is not a second answer.
+- an answer holding two or more acceptable values that disagree
+  (``{"Correct Choice": "B"} ... {"Correct Choice": "C"}``): the model gave two different
+  answers, and taking the last would guess which one it meant.  Several values that agree are
+  one answer.
 
 :func:`parse_json_answer` never raises.
 """
@@ -88,7 +95,7 @@ def parse_json_answer(
 
 
 _FAIL = object()
-_MAX_STARTS = 64  # bracket positions tried at most (bounds the work on long answers)
+_MAX_STARTS = 64  # bracket positions tried at most, the last ones (the answer comes last)
 
 
 def _safe(test: Callable[[Any], bool], value: Any) -> bool:
@@ -107,7 +114,7 @@ def _identity(value: Any, keys: tuple[str, ...]) -> str:
 def _candidates(text: str, expect: type | None, acceptable: Callable[[Any], bool]) -> list[str]:
     out = [m.group(1).strip() for m in _FENCE.finditer(text)]
     opens = "{[" if expect is None else ("[" if expect is list else "{")
-    starts = [i for i, ch in enumerate(text) if ch in opens][:_MAX_STARTS]
+    starts = [i for i, ch in enumerate(text) if ch in opens][-_MAX_STARTS:]
     covered_until = -1
     for start in starts:
         if start < covered_until:

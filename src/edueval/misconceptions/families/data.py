@@ -69,14 +69,24 @@ def _center_question(p: Params) -> str:
     return _data_text(p) + f" What is the {p['stat']} of the data?"
 
 
-def _center_explain(p: Params) -> str:
+def _data_steps(values: list[int], expr: str) -> str:
+    """The words every data rationale shares; only the numbers differ."""
+    return f"Take the values in the order {', '.join(map(str, values))} and compute {expr}."
+
+
+def _mean_steps(p: Params) -> str:
     d = p["data"]
+    return _data_steps(d, f"({' + '.join(map(str, d))}) ÷ {len(d)}")
+
+
+def _median_steps(p: Params, values: list[int]) -> str:
+    return _data_steps(values, f"the value in position {len(values) // 2 + 1}")
+
+
+def _center_explain(p: Params) -> str:
     if p["stat"] == "median":
-        return (
-            f"Sort the {len(d)} values: {_sorted_text(p)}. The median is the value in the "
-            f"middle position, position {len(d) // 2 + 1}."
-        )
-    return f"Add all {len(d)} values ({' + '.join(map(str, d))} = {sum(d)}) and divide by {len(d)}."
+        return _median_steps(p, sorted(p["data"]))
+    return _mean_steps(p)
 
 
 def _no_sort(p: Params) -> Fraction | None:
@@ -84,40 +94,21 @@ def _no_sort(p: Params) -> Fraction | None:
 
 
 def _no_sort_explain(p: Params) -> str:
-    n = len(p["data"])
-    return (
-        f"Took the value in the middle position (position {n // 2 + 1} of {n}) of the list as "
-        "it was given, without first putting the values in order."
-    )
+    return _median_steps(p, p["data"])
 
 
 def _swap_explain(p: Params) -> str:
-    d = p["data"]
-    if p["stat"] == "median":
-        return (
-            f"Computed the mean instead of the median: added the values to get {sum(d)} and "
-            f"divided by {len(d)}."
-        )
-    return (
-        f"Gave the median instead of the mean: sorted the values ({_sorted_text(p)}) and took the "
-        "middle one."
-    )
+    return _mean_steps(p) if p["stat"] == "median" else _median_steps(p, sorted(p["data"]))
 
 
 def _midrange_explain(p: Params) -> str:
     lo, hi = min(p["data"]), max(p["data"])
-    return (
-        f"Took the number halfway between the smallest value {lo} and the largest value {hi}: "
-        f"({lo} + {hi}) ÷ 2."
-    )
+    return _data_steps(sorted(p["data"]), f"({lo} + {hi}) ÷ 2")
 
 
 def _sum_explain(p: Params) -> str:
     d = p["data"]
-    return (
-        f"Added all the values, {' + '.join(map(str, d))}, and stopped without dividing by "
-        f"{len(d)}."
-    )
+    return _data_steps(d, " + ".join(map(str, d)))
 
 
 CENTER = Family(
@@ -153,34 +144,20 @@ def _range_sample(rng: np.random.Generator, grade: int) -> Params:
 
 
 def _range_explain(p: Params) -> str:
-    lo, hi = min(p["data"]), max(p["data"])
-    return (
-        f"The range is the largest value minus the smallest value: find them ({hi} and {lo}) and "
-        "subtract."
-    )
+    return _data_steps(p["data"], f"{max(p['data'])} − {min(p['data'])}")
 
 
 def _range_no_sort_explain(p: Params) -> str:
     d = p["data"]
-    return (
-        f"Used the first and last values as they are listed, {d[0]} and {d[-1]}, as if they were "
-        "the smallest and largest, and subtracted the smaller from the larger."
-    )
+    return _data_steps(d, f"{max(d[0], d[-1])} − {min(d[0], d[-1])}")
 
 
 def _largest_explain(p: Params) -> str:
-    return (
-        "Looked for the largest value in the list and gave it as the range, without subtracting "
-        "the smallest value."
-    )
+    return _data_steps(p["data"], f"{max(p['data'])} − 0")
 
 
 def _fencepost_explain(p: Params) -> str:
-    lo, hi = min(p["data"]), max(p["data"])
-    return (
-        f"Counted the whole numbers from {lo} up to {hi}, including both ends, instead of "
-        f"subtracting {lo} from {hi}."
-    )
+    return _data_steps(p["data"], f"{max(p['data'])} − {min(p['data'])} + 1")
 
 
 RANGE = Family(

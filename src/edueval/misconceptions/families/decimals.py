@@ -54,38 +54,28 @@ def _cmp_list(p: Params) -> str:
     return ", ".join(p["numbers"])
 
 
+def _cmp_steps(p: Params, read) -> str:
+    """The words every comparison rationale shares: each number is read as a value (``read``)
+    and the number with the greatest value is chosen; only the numbers differ."""
+    pairs = ", ".join(f"{s} as {read(s)}" for s in p["numbers"])
+    return f"Read the numbers as values to compare: {pairs}. Choose the number with the greatest value."
+
+
 def _cmp_explain(p: Params) -> str:
-    return (
-        f"Compare {_cmp_list(p)} place by place from the left: the whole-number parts are equal, "
-        "so compare the tenths digits, then the hundredths, then the thousandths (writing "
-        "missing places as zeros). The number with the larger digit at the first place where "
-        "they differ is greater."
-    )
+    width = max(len(_tail(s)) for s in p["numbers"])
+    return _cmp_steps(p, lambda s: s + "0" * (width - len(_tail(s))))
 
 
 def _longer_explain(p: Params) -> str:
-    tails = ", ".join(f"{_tail(s)} in {s}" for s in p["numbers"])
-    return (
-        "Compared the digits after the decimal point as if they were whole numbers "
-        f"({tails}) and chose the one whose digits make the biggest whole number."
-    )
+    return _cmp_steps(p, _tail)
 
 
 def _shorter_explain(p: Params) -> str:
-    return (
-        "Reasoned that more decimal places mean smaller parts (thousandths are smaller than "
-        "hundredths, which are smaller than tenths), so chose the number with the fewest digits "
-        "after the point."
-    )
+    return _cmp_steps(p, lambda s: "0." + "0" * (len(_tail(s)) - 1) + "1")
 
 
 def _zero_explain(p: Params) -> str:
-    z = next(s for s in p["numbers"] if _tail(s).startswith("0"))
-    read = z.split(".")[0] + "." + _tail(z).lstrip("0")
-    return (
-        f"Ignored the zero right after the decimal point, reading {z} as {read}, and then chose "
-        "the greatest number."
-    )
+    return _cmp_steps(p, lambda s: s.split(".")[0] + "." + _tail(s).lstrip("0"))
 
 
 def _without_zero(s: str) -> Fraction:
@@ -165,43 +155,37 @@ def _places_as_mult(p: Params) -> Fraction:
     return Fraction(_digits_only(x) + _digits_only(y), 10 ** (_places(x) + _places(y)))
 
 
-def _add_explain(p: Params) -> str:
-    x, y = p["x"], p["y"]
-    one, two = (x, y) if _places(x) == 1 else (y, x)
+def _add_steps(p: Params, x: str, y: str, total: str, point: int) -> str:
+    """The words every decimal-addition rationale shares; only the numbers differ."""
     return (
-        f"Line up the decimal points, writing {one} as {one}0 so both numbers have hundredths, "
-        "add column by column as with whole numbers, and keep the point in the same place."
+        f"Write {p['x']} as {x} and {p['y']} as {y}, and add these as whole numbers: {total}. "
+        f"Put the decimal point {point} places from the right."
     )
+
+
+def _add_explain(p: Params) -> str:
+    x, y = (
+        (p["x"] + "0" if _places(p["x"]) == 1 else p["x"]),
+        (p["y"] + "0" if _places(p["y"]) == 1 else p["y"]),
+    )
+    dx, dy = _digits_only(x), _digits_only(y)
+    return _add_steps(p, str(dx), str(dy), f"{dx} + {dy}", 2)
 
 
 def _right_align_explain(p: Params) -> str:
-    x, y = p["x"], p["y"]
-    return (
-        f"Lined up the last digits of {x} and {y} instead of their decimal points, added "
-        f"{_digits_only(x)} + {_digits_only(y)} = {_digits_only(x) + _digits_only(y)}, and put "
-        "the decimal point two places from the right as in the number with hundredths."
-    )
+    dx, dy = _digits_only(p["x"]), _digits_only(p["y"])
+    return _add_steps(p, str(dx), str(dy), f"{dx} + {dy}", 2)
 
 
 def _parts_explain(p: Params) -> str:
-    x, y = p["x"], p["y"]
-    (wx, tx), (wy, ty) = x.split("."), y.split(".")
-    return (
-        f"Added the whole-number parts ({wx} + {wy} = {int(wx) + int(wy)}) and, separately, the "
-        f"digits after the points as whole numbers ({tx} + {ty} = {int(tx) + int(ty)}), then "
-        "wrote the two results on either side of a decimal point."
-    )
+    (wx, tx), (wy, ty) = p["x"].split("."), p["y"].split(".")
+    part = str(int(tx) + int(ty))
+    return _add_steps(p, f"({wx}, {tx})", f"({wy}, {ty})", f"({wx} + {wy}, {tx} + {ty})", len(part))
 
 
 def _places_mult_explain(p: Params) -> str:
-    x, y = p["x"], p["y"]
-    s = _digits_only(x) + _digits_only(y)
-    n = _places(x) + _places(y)
-    return (
-        f"Ignored the decimal points and added {_digits_only(x)} + {_digits_only(y)} = {s}, then "
-        f"counted {_places(x)} + {_places(y)} = {n} decimal places from the right, as when "
-        "multiplying decimals."
-    )
+    dx, dy = _digits_only(p["x"]), _digits_only(p["y"])
+    return _add_steps(p, str(dx), str(dy), f"{dx} + {dy}", _places(p["x"]) + _places(p["y"]))
 
 
 ADDITION = Family(

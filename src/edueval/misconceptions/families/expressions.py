@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..model import Family, Params, RuleImpl
-from ._util import pick, txt
+from ._util import pick
 
 # --- order of operations: a − b × c + d -----------------------------------------------------------
 
@@ -20,6 +20,21 @@ _OOO_TEMPLATES = (
     "What is the value of {a} − {b} × {c} + {d}?",
     "Evaluate {a} − {b} × {c} + {d}.",
 )
+
+
+def _grouped(expr: str, var: str | None = None) -> str:
+    """The words every expression rationale shares: the operations grouped in the order they
+    are done; only the numbers differ."""
+    lhs = f"{var} = " if var else ""
+    return f"Group the operations as {lhs}{expr} and evaluate."
+
+
+def _undo(p: Params) -> str:
+    return "−" if p["plus"] else "+"
+
+
+def _same(p: Params) -> str:
+    return "+" if p["plus"] else "−"
 
 
 def _ooo_sample(rng: np.random.Generator, grade: int) -> Params:
@@ -30,34 +45,22 @@ def _ooo_sample(rng: np.random.Generator, grade: int) -> Params:
 
 def _ooo_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return (
-        f"Multiply first: {b} × {c} = {b * c}. Then add and subtract from left to right: "
-        f"{a} − {b * c} = {a - b * c}, and then add {d}."
-    )
+    return _grouped(f"({a} − ({b} × {c})) + {d}")
 
 
 def _ooo_l2r_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return (
-        f"Worked from left to right: {a} − {b} = {a - b}, then {a - b} × {c} = {(a - b) * c}, "
-        f"then added {d}."
-    )
+    return _grouped(f"(({a} − {b}) × {c}) + {d}")
 
 
 def _ooo_add_first_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return (
-        f"Did the subtraction and the addition before the multiplication: {a} − {b} = {a - b} "
-        f"and {c} + {d} = {c + d}, then multiplied the two results."
-    )
+    return _grouped(f"({a} − {b}) × ({c} + {d})")
 
 
 def _ooo_add_sub_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return (
-        f"Multiplied first ({b} × {c} = {b * c}) but then did the addition before the "
-        f"subtraction: {b * c} + {d} = {b * c + d}, and subtracted that from {a}."
-    )
+    return _grouped(f"{a} − (({b} × {c}) + {d})")
 
 
 ORDER_OF_OPERATIONS = Family(
@@ -99,42 +102,27 @@ def _quad_expr(p: Params) -> str:
 
 def _quad_explain(p: Params) -> str:
     a, n = p["a"], p["n"]
-    return (
-        f"Substitute {n}: {n}² + {a} × {n}. The power comes first ({n}² = {n * n}), then the "
-        f"multiplication ({a} × {n} = {a * n}), then add."
-    )
+    return _grouped(f"({n} × {n}) + ({a} × {n})")
 
 
 def _quad_double_explain(p: Params) -> str:
     a, n = p["a"], p["n"]
-    return (
-        f"Read {p['var']}² as 2 × {p['var']}, so the first term became 2 × {n} = {2 * n}; then "
-        f"added {a} × {n} = {a * n}."
-    )
+    return _grouped(f"(2 × {n}) + ({a} × {n})")
 
 
 def _quad_concat_explain(p: Params) -> str:
-    a, n, v = p["a"], p["n"], p["var"]
-    return (
-        f"Squared {n} correctly ({n * n}) but substituted {n} into {a}{v} by writing the digits "
-        f"side by side, reading {a}{v} as {a}{n} instead of {a} × {n}, then added."
-    )
+    a, n = p["a"], p["n"]
+    return _grouped(f"({n} × {n}) + {a}{n}")
 
 
 def _quad_l2r_explain(p: Params) -> str:
     a, n = p["a"], p["n"]
-    return (
-        f"Wrote the expression as {n}² + {a} × {n} and worked from left to right: "
-        f"{n * n} + {a} = {n * n + a}, then multiplied that by {n}."
-    )
+    return _grouped(f"(({n} × {n}) + {a}) × {n}")
 
 
 def _quad_drop_explain(p: Params) -> str:
-    a, n, v = p["a"], p["n"], p["var"]
-    return (
-        f"Ignored the exponent and used {p['var']}² as just {v} = {n}, then added "
-        f"{a} × {n} = {a * n}."
-    )
+    a, n = p["a"], p["n"]
+    return _grouped(f"{n} + ({a} × {n})")
 
 
 QUADRATIC = Family(
@@ -174,34 +162,22 @@ def _dist_expr(p: Params) -> str:
 
 def _dist_explain(p: Params) -> str:
     a, b, c, n = p["a"], p["b"], p["c"], p["n"]
-    return (
-        f"Evaluate inside the parentheses first: {b} × {n} = {b * n}, plus {c} is {b * n + c}. "
-        f"Then multiply by {a}."
-    )
+    return _grouped(f"{a} × (({b} × {n}) + {c})")
 
 
 def _dist_first_explain(p: Params) -> str:
-    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
-    return (
-        f"Expanded {_dist_expr(p)} by multiplying {a} by {b}{v} only, giving {a * b}{v} + {c} "
-        f"with the {c} left unmultiplied, then substituted {p['n']}."
-    )
+    a, b, c, n = p["a"], p["b"], p["c"], p["n"]
+    return _grouped(f"({a} × {b} × {n}) + {c}")
 
 
 def _dist_concat_explain(p: Params) -> str:
-    b, c, n, v = p["b"], p["c"], p["n"], p["var"]
-    return (
-        f"Substituted {n} into {b}{v} by writing the digits side by side ({b}{n} instead of "
-        f"{b} × {n}), added {c} to get {10 * b + n + c}, then multiplied by {p['a']}."
-    )
+    a, b, c, n = p["a"], p["b"], p["c"], p["n"]
+    return _grouped(f"{a} × ({b}{n} + {c})")
 
 
 def _dist_add_first_explain(p: Params) -> str:
-    b, c, n = p["b"], p["c"], p["n"]
-    return (
-        f"Inside the parentheses added before multiplying: {n} + {c} = {n + c}, then multiplied "
-        f"by {b} and by {p['a']}."
-    )
+    a, b, c, n = p["a"], p["b"], p["c"], p["n"]
+    return _grouped(f"{a} × ({b} × ({n} + {c}))")
 
 
 DISTRIBUTIVE = Family(
@@ -257,40 +233,23 @@ def _lin_solve(p: Params) -> Fraction:
 
 
 def _lin_explain(p: Params) -> str:
-    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
-    undo, rhs = ("Subtract", c - b) if p["plus"] else ("Add", c + b)
-    return (
-        f"{undo} {b} on both sides to undo the {'addition' if p['plus'] else 'subtraction'}: "
-        f"{a}{v} = {rhs}. Then divide both sides by {a}."
-    )
+    a, b, c = p["a"], p["b"], p["c"]
+    return _grouped(f"({c} {_undo(p)} {b}) ÷ {a}", p["var"])
 
 
 def _lin_move_explain(p: Params) -> str:
-    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
-    rhs = c + b if p["plus"] else c - b
-    sign = "+" if p["plus"] else "−"
-    return (
-        f"Moved {sign}{b} to the other side without changing its sign: {a}{v} = {c} {sign} {b} "
-        f"= {rhs}, then divided by {a}."
-    )
+    a, b, c = p["a"], p["b"], p["c"]
+    return _grouped(f"({c} {_same(p)} {b}) ÷ {a}", p["var"])
 
 
 def _lin_order_explain(p: Params) -> str:
-    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
-    then = "subtracted" if p["plus"] else "added"
-    return (
-        f"Divided only the right-hand side by {a} first ({c} ÷ {a} = {txt(Fraction(c, a))}), "
-        f"as if the equation were {v} {_op(p)} {b} = {c} ÷ {a}, then {then} {b}."
-    )
+    a, b, c = p["a"], p["b"], p["c"]
+    return _grouped(f"({c} ÷ {a}) {_undo(p)} {b}", p["var"])
 
 
 def _lin_coef_explain(p: Params) -> str:
-    a, b, c, v = p["a"], p["b"], p["c"], p["var"]
-    rhs = c - b if p["plus"] else c + b
-    return (
-        f"Undid the {b} correctly ({a}{v} = {rhs}) but read {a}{v} as {a} + {v}, so subtracted "
-        f"{a} instead of dividing by {a}."
-    )
+    a, b, c = p["a"], p["b"], p["c"]
+    return _grouped(f"({c} {_undo(p)} {b}) − {a}", p["var"])
 
 
 LINEAR = Family(

@@ -44,39 +44,33 @@ def _add_sample(rng: np.random.Generator, grade: int) -> Params:
             return {"a": a, "b": b, "c": c, "d": d, "template": t}
 
 
+def _one_fraction(what: str, numerator: str, denominator: str) -> str:
+    """The words every fraction rationale shares; only the numbers differ."""
+    return (
+        f"Write the {what} as one fraction: the numerator is {numerator} and the denominator is "
+        f"{denominator}. Then simplify."
+    )
+
+
 def _add_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
     m = lcm(b, d)
-    return (
-        f"The denominators differ, so rename both fractions over the common denominator {m}: "
-        f"{a}/{b} = {a * m // b}/{m} and {c}/{d} = {c * m // d}/{m}. Add the new numerators, "
-        f"keep the denominator {m}, and simplify."
-    )
+    return _one_fraction("sum", f"{a} × {m // b} + {c} × {m // d}", f"{m}")
 
 
 def _add_across_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return (
-        f"Added the numerators {a} and {c} and, separately, the denominators {b} and {d}, "
-        "treating the two parts of each fraction as separate whole numbers, then simplified."
-    )
+    return _one_fraction("sum", f"{a} + {c}", f"{b} + {d}")
 
 
 def _add_no_scale_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    m = lcm(b, d)
-    return (
-        f"Found the common denominator {m} but did not rename the numerators: kept {a} and {c}, "
-        f"added them, put the sum over {m}, and simplified."
-    )
+    return _one_fraction("sum", f"{a} + {c}", f"{lcm(b, d)}")
 
 
 def _add_multiply_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return (
-        f"Used the rule for multiplying fractions: multiplied the numerators {a} and {c} and "
-        f"the denominators {b} and {d}, then simplified."
-    )
+    return _one_fraction("sum", f"{a} × {c}", f"{b} × {d}")
 
 
 ADDITION = Family(
@@ -123,31 +117,22 @@ def _div_sample(rng: np.random.Generator, grade: int) -> Params:
 
 def _div_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return (
-        f"Dividing by {c}/{d} is multiplying by its reciprocal {d}/{c}: multiply {a}/{b} by "
-        f"{d}/{c} (numerator times numerator, denominator times denominator) and simplify."
-    )
+    return _one_fraction("quotient", f"{a} × {d}", f"{b} × {c}")
 
 
 def _div_invert_first_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return (
-        f"Flipped the first fraction instead of the divisor, turning {a}/{b} into {b}/{a}, then "
-        f"multiplied it by {c}/{d} and simplified."
-    )
+    return _one_fraction("quotient", f"{b} × {c}", f"{a} × {d}")
 
 
 def _div_multiply_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return (
-        f"Multiplied {a}/{b} by {c}/{d} straight across without flipping the divisor, then "
-        "simplified."
-    )
+    return _one_fraction("quotient", f"{a} × {c}", f"{b} × {d}")
 
 
 def _div_invert_both_explain(p: Params) -> str:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    return f"Flipped both fractions, to {b}/{a} and {d}/{c}, then multiplied them and simplified."
+    return _one_fraction("quotient", f"{b} × {d}", f"{a} × {c}")
 
 
 DIVISION = Family(

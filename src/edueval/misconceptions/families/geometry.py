@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..model import Family, Params, RuleImpl
-from ._util import pick
+from ._util import pick, txt
 
 _UNITS = ("cm", "m", "in", "ft")
 
@@ -50,36 +50,30 @@ def _plural(u: str) -> str:
     return {"cm": "centimeters", "m": "meters", "in": "inches", "ft": "feet"}[u]
 
 
-def _tri_explain(p: Params) -> str:
+def _tri_steps(p: Params, expr: str) -> str:
+    """The words every triangle rationale shares; only the numbers differ."""
     a, b, c = _legs(p)
-    return (
-        f"In a right triangle the two shorter sides, {a} and {b}, are the legs and are "
-        f"perpendicular, so one is the base and the other the height; {c} is the hypotenuse and "
-        f"is not needed. Area = 1/2 × {a} × {b}."
-    )
+    return f"Take the sides {a}, {b} and {c}, and compute {expr}."
+
+
+def _tri_explain(p: Params) -> str:
+    a, b, _ = _legs(p)
+    return _tri_steps(p, f"1/2 × {a} × {b}")
 
 
 def _tri_no_half_explain(p: Params) -> str:
     a, b, _ = _legs(p)
-    return (
-        f"Used the legs {a} and {b} as base and height and multiplied them, {a} × {b}, but did "
-        "not take half."
-    )
+    return _tri_steps(p, f"{a} × {b}")
 
 
 def _tri_perimeter_explain(p: Params) -> str:
     a, b, c = _legs(p)
-    return (
-        f"Added all three sides, {a} + {b} + {c}, which measures the distance around the triangle."
-    )
+    return _tri_steps(p, f"{a} + {b} + {c}")
 
 
 def _tri_add_explain(p: Params) -> str:
     a, b, _ = _legs(p)
-    return (
-        f"Picked the base {a} and the height {b} correctly but added them, {a} + {b}, instead of "
-        "multiplying."
-    )
+    return _tri_steps(p, f"{a} + {b}")
 
 
 RIGHT_TRIANGLE = Family(
@@ -121,13 +115,21 @@ def _circ_question(p: Params) -> str:
     )
 
 
+def _circ_steps(p: Params, halve: bool, expr) -> str:
+    """The words every circle rationale shares (the radius, halved or not, then a product);
+    only the numbers differ."""
+    s = p["size"]
+    r = Fraction(s, 2) if halve else Fraction(s)
+    take = f"{s} ÷ 2 = {txt(r)}" if halve else f"{s}"
+    return f"Take r = {take}, and compute {expr(txt(r))}."
+
+
+def _halve(p: Params) -> bool:
+    return p["given"] == "diameter"
+
+
 def _circ_explain(p: Params) -> str:
-    r = _radius(p)
-    if p["given"] == "diameter":
-        start = f"The radius is half the diameter: {p['size']} ÷ 2 = {r}. "
-    else:
-        start = f"The radius is {r}. "
-    return start + f"Area = π × r² = π × {r} × {r}."
+    return _circ_steps(p, _halve(p), lambda r: f"π × {r} × {r}")
 
 
 def _circ_swap(p: Params) -> Fraction:
@@ -137,29 +139,15 @@ def _circ_swap(p: Params) -> Fraction:
 
 
 def _circ_swap_explain(p: Params) -> str:
-    s = p["size"]
-    if p["given"] == "diameter":
-        return f"Used the diameter {s} as the radius in π × r², computing π × {s} × {s}."
-    return (
-        f"Treated the radius {s} as if it were the diameter and halved it to {s // 2}, then "
-        f"computed π × {s // 2} × {s // 2}."
-    )
+    return _circ_steps(p, not _halve(p), lambda r: f"π × {r} × {r}")
 
 
 def _circ_perimeter_explain(p: Params) -> str:
-    r = _radius(p)
-    return (
-        f"Used the circumference formula 2 × π × r with r = {r}, which measures the distance "
-        "around the circle."
-    )
+    return _circ_steps(p, _halve(p), lambda r: f"2 × π × {r}")
 
 
 def _circ_drop_explain(p: Params) -> str:
-    r = _radius(p)
-    return (
-        f"Found the radius {r} correctly but left out the square, multiplying π by the radius "
-        "only once."
-    )
+    return _circ_steps(p, _halve(p), lambda r: f"π × {r}")
 
 
 CIRCLE = Family(
@@ -198,34 +186,26 @@ def _box_question(p: Params) -> str:
     )
 
 
+def _box_steps(p: Params, expr: str) -> str:
+    """The words every box rationale shares; only the numbers differ."""
+    return f"Take the edges {p['length']}, {p['width']} and {p['height']}, and compute {expr}."
+
+
 def _box_explain(p: Params) -> str:
-    ln, wd, ht = p["length"], p["width"], p["height"]
-    return (
-        f"Volume = length × width × height: the base covers {ln} × {wd} = {ln * wd} unit squares, "
-        f"and there are {ht} layers of them."
-    )
+    return _box_steps(p, f"{p['length']} × {p['width']} × {p['height']}")
 
 
 def _box_surface_explain(p: Params) -> str:
     ln, wd, ht = p["length"], p["width"], p["height"]
-    return (
-        f"Found the area of the six faces and added them: 2 × ({ln} × {wd} + {ln} × {ht} + {wd} × "
-        f"{ht}), "
-        "which measures the outside of the box, not the space inside."
-    )
+    return _box_steps(p, f"2 × ({ln} × {wd} + {ln} × {ht} + {wd} × {ht})")
 
 
 def _box_add_explain(p: Params) -> str:
-    ln, wd, ht = p["length"], p["width"], p["height"]
-    return f"Added the three dimensions, {ln} + {wd} + {ht}, instead of multiplying them."
+    return _box_steps(p, f"{p['length']} + {p['width']} + {p['height']}")
 
 
 def _box_base_explain(p: Params) -> str:
-    ln, wd = p["length"], p["width"]
-    return (
-        f"Multiplied the length and the width, {ln} × {wd}, and stopped: that is the area of the "
-        "base, without the height."
-    )
+    return _box_steps(p, f"{p['length']} × {p['width']}")
 
 
 BOX = Family(

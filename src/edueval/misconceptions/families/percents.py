@@ -59,33 +59,29 @@ def _diff(p: Params) -> int:
     return abs(p["new"] - p["old"])
 
 
+def _percent_steps(expr: str) -> str:
+    """The words every percent-change rationale shares; only the numbers differ."""
+    return f"Compute {expr}, and give the result as the percent."
+
+
+def _hi_lo(p: Params) -> str:
+    return f"({max(p['old'], p['new'])} − {min(p['old'], p['new'])})"
+
+
 def _change_explain(p: Params) -> str:
-    return (
-        f"Find the change: {max(p['old'], p['new'])} − {min(p['old'], p['new'])} = {_diff(p)}. "
-        f"Divide it by the original amount {p['old']} and multiply by 100 to write it as a "
-        "percent."
-    )
+    return _percent_steps(f"{_hi_lo(p)} ÷ {p['old']} × 100")
 
 
 def _new_base_explain(p: Params) -> str:
-    return (
-        f"Found the change {_diff(p)} correctly but divided it by the new amount {p['new']} "
-        f"instead of the original amount {p['old']}, then multiplied by 100."
-    )
+    return _percent_steps(f"{_hi_lo(p)} ÷ {p['new']} × 100")
 
 
 def _amount_explain(p: Params) -> str:
-    return (
-        f"Subtracted {max(p['old'], p['new'])} − {min(p['old'], p['new'])} to find the change "
-        "and reported that amount itself as the percent, without comparing it to the original."
-    )
+    return _percent_steps(_hi_lo(p))
 
 
 def _ratio_explain(p: Params) -> str:
-    return (
-        f"Divided the new amount by the original ({p['new']} ÷ {p['old']}) and multiplied by "
-        "100, giving the new amount as a percent of the old one rather than the change."
-    )
+    return _percent_steps(f"{p['new']} ÷ {p['old']} × 100")
 
 
 CHANGE = Family(
@@ -149,13 +145,14 @@ def _orig_question(p: Params) -> str:
     )
 
 
+def _price_steps(expr: str) -> str:
+    """The words every original-price rationale shares; only the numbers differ."""
+    return f"Compute {expr}, and give the result as the price before the change."
+
+
 def _orig_explain(p: Params) -> str:
-    pct, final = p["pct"], _money(_final(p))
-    left = 100 + pct if p["up"] else 100 - pct
-    return (
-        f"The new price is {left}% of the original price, because the {pct}% is taken of the "
-        f"original. So divide {final} by {decimal_str(Fraction(left, 100))}."
-    )
+    left = 100 + p["pct"] if p["up"] else 100 - p["pct"]
+    return _price_steps(f"{_money(_final(p))} ÷ {decimal_str(Fraction(left, 100))}")
 
 
 def _orig_wrong_base(p: Params) -> Fraction:
@@ -164,11 +161,8 @@ def _orig_wrong_base(p: Params) -> Fraction:
 
 
 def _wrong_base_explain(p: Params) -> str:
-    how = "subtracted" if p["up"] else "added"
-    return (
-        f"Took {p['pct']}% of the new price {_money(_final(p))} and {how} it, as if the "
-        "percent were a percent of the new price rather than of the original."
-    )
+    left = 100 - p["pct"] if p["up"] else 100 + p["pct"]
+    return _price_steps(f"{_money(_final(p))} × {decimal_str(Fraction(left, 100))}")
 
 
 def _orig_amount(p: Params) -> Fraction:
@@ -176,11 +170,8 @@ def _orig_amount(p: Params) -> Fraction:
 
 
 def _amount_orig_explain(p: Params) -> str:
-    how = "subtracted" if p["up"] else "added"
-    return (
-        f"Treated {p['pct']}% as {p['pct']} dollars and {how} it to undo the change to "
-        f"{_money(_final(p))}."
-    )
+    sign = "−" if p["up"] else "+"
+    return _price_steps(f"{_money(_final(p))} {sign} {p['pct']}")
 
 
 def _orig_part(p: Params) -> Fraction:
@@ -188,10 +179,7 @@ def _orig_part(p: Params) -> Fraction:
 
 
 def _part_explain(p: Params) -> str:
-    return (
-        f"Computed {p['pct']}% of {_money(_final(p))} and gave that amount as the answer, "
-        "stopping after the first step."
-    )
+    return _price_steps(f"{_money(_final(p))} × {decimal_str(Fraction(p['pct'], 100))}")
 
 
 ORIGINAL = Family(

@@ -62,40 +62,40 @@ def _add_left_align(p: Params) -> int:
     return a + b * 10 ** (len(str(a)) - len(str(b)))
 
 
-def _add_explain(p: Params) -> str:
-    i, x, y = _first_carry(p)
+def _add_steps(p: Params, under: tuple[str, str], column: tuple[int, int, int], write: int,
+               carry: int) -> str:  # fmt: skip
+    """The words every addition rationale shares; only the numbers differ."""
+    i, x, y = column
     return (
-        f"Line up {p['a']} and {p['b']} by their ones digits and add column by column from the "
-        f"right. In the {PLACES[i]} column {x} + {y} = {x + y}: write {x + y - 10} and carry 1 "
-        "into the next column; do the same wherever a column reaches 10 or more."
+        f"Write {p['b']} under {p['a']}, with the digit {under[0]} under the digit {under[1]}. "
+        f"Add the columns from the right. In the {PLACES[i]} column, {x} + {y} = {x + y}: write "
+        f"{write} and add {carry} to the next column; do the same in each column."
     )
+
+
+def _ones(p: Params) -> tuple[str, str]:
+    return str(p["b"])[-1], str(p["a"])[-1]
+
+
+def _add_explain(p: Params) -> str:
+    _, x, y = col = _first_carry(p)
+    return _add_steps(p, _ones(p), col, x + y - 10, 1)
 
 
 def _add_forget_explain(p: Params) -> str:
-    i, x, y = _first_carry(p)
-    return (
-        f"Added {p['a']} and {p['b']} column by column, but in the {PLACES[i]} column wrote only "
-        f"the {x + y - 10} of {x} + {y} = {x + y} and never carried the 1 into the next column "
-        "(and likewise in every other column)."
-    )
+    _, x, y = col = _first_carry(p)
+    return _add_steps(p, _ones(p), col, x + y - 10, 0)
 
 
 def _add_column_explain(p: Params) -> str:
-    i, x, y = _first_carry(p)
-    return (
-        f"Added each column of {p['a']} + {p['b']} on its own and wrote the whole column sum "
-        f"under it: the {PLACES[i]} column gave {x} + {y} = {x + y}, and all of {x + y} was "
-        "written in the answer instead of writing one digit and carrying the other."
-    )
+    _, x, y = col = _first_carry(p)
+    return _add_steps(p, _ones(p), col, x + y, 0)
 
 
 def _add_left_explain(p: Params) -> str:
-    a, b = p["a"], p["b"]
-    shifted = b * 10 ** (len(str(a)) - len(str(b)))
-    return (
-        f"Wrote {b} under {a} lined up by their first digits instead of their ones digits, so "
-        f"{b} was added as if it were {shifted}."
-    )
+    a, b = str(p["a"]), str(p["b"])
+    x = p["a"] % 10
+    return _add_steps(p, (b[0], a[0]), (0, x, 0), x, 0)
 
 
 ADDITION = Family(
@@ -148,40 +148,34 @@ def _first_borrow(p: Params) -> tuple[int, int, int]:
     return i, da[i], db[i]
 
 
-def _sub_explain(p: Params) -> str:
+def _sub_steps(p: Params, digit: str, take: int) -> str:
+    """The words every subtraction rationale shares; only the numbers differ."""
     i, x, y = _first_borrow(p)
-    nxt = PLACES[i + 1]
     return (
-        f"Line up {p['a']} and {p['b']} by place value and subtract column by column from the "
-        f"right. In the {PLACES[i]} column {x} is less than {y}, so regroup one {nxt[:-1]} from "
-        "the "
-        f"{nxt} column: {x + 10} − {y} = {x + 10 - y}, and the {nxt} digit on top goes down by 1."
+        f"Write {p['b']} under {p['a']}, lined up by place, and subtract the columns from the "
+        f"right. In the {PLACES[i]} column the top digit is {x} and the bottom digit is {y}: the "
+        f"digit there is {digit}, and take {take} from the top digit of the next column; do the "
+        "same in each column."
     )
+
+
+def _sub_explain(p: Params) -> str:
+    _, x, y = _first_borrow(p)
+    return _sub_steps(p, f"{x + 10} − {y} = {x + 10 - y}", 1)
 
 
 def _sub_smaller_explain(p: Params) -> str:
-    i, x, y = _first_borrow(p)
-    return (
-        f"Subtracted column by column, always taking the smaller digit from the larger: in the "
-        f"{PLACES[i]} column computed {y} − {x} = {y - x} instead of regrouping to get {x + 10} − "
-        f"{y}."
-    )
+    _, x, y = _first_borrow(p)
+    return _sub_steps(p, f"{y} − {x} = {y - x}", 0)
 
 
 def _sub_no_decrement_explain(p: Params) -> str:
-    i, x, y = _first_borrow(p)
-    return (
-        f"Regrouped in the {PLACES[i]} column ({x + 10} − {y} = {x + 10 - y}) but did not reduce "
-        f"the {PLACES[i + 1]} digit on top by 1, so what was borrowed was never taken away."
-    )
+    _, x, y = _first_borrow(p)
+    return _sub_steps(p, f"{x + 10} − {y} = {x + 10 - y}", 0)
 
 
 def _sub_zero_explain(p: Params) -> str:
-    i, x, y = _first_borrow(p)
-    return (
-        f"In the {PLACES[i]} column the top digit {x} is smaller than {y}, so wrote 0 there "
-        "instead of regrouping, and subtracted the other columns normally."
-    )
+    return _sub_steps(p, "0", 0)
 
 
 SUBTRACTION = Family(
@@ -232,42 +226,38 @@ def _partial_no_carry(a: int, d: int) -> int:
     return sum(((x * d) % 10 if i < top else x * d) * 10**i for i, x in enumerate(da))
 
 
+def _mul_steps(p: Params, first: str, second: str) -> str:
+    """The words every multiplication rationale shares; only the numbers differ."""
+    return (
+        f"Multiply {p['a']} by {p['b']} in two rows. First row: {first}. Second row: {second}. "
+        "Add the two rows."
+    )
+
+
 def _mul_explain(p: Params) -> str:
     a, b = p["a"], p["b"]
     b1, b0 = divmod(b, 10)
-    return (
-        f"Multiply {a} by the ones digit {b0}: {a} × {b0} = {a * b0}. Multiply {a} by the tens "
-        f"digit, which is worth {b1 * 10}: {a} × {b1 * 10} = {a * b1 * 10} (the placeholder zero "
-        "keeps it in the tens place). Add the two partial products."
-    )
+    return _mul_steps(p, f"{a} × {b0} = {a * b0}", f"{a} × {b1 * 10} = {a * b1 * 10}")
 
 
 def _mul_shift_explain(p: Params) -> str:
     a, b = p["a"], p["b"]
     b1, b0 = divmod(b, 10)
-    return (
-        f"Multiplied {a} × {b0} = {a * b0} and {a} × {b1} = {a * b1}, but wrote the second partial "
-        f"product without the placeholder zero (as {a * b1} instead of {a * b1 * 10}) before "
-        "adding."
-    )
+    return _mul_steps(p, f"{a} × {b0} = {a * b0}", f"{a} × {b1} = {a * b1}")
 
 
 def _mul_matching_explain(p: Params) -> str:
     (a1, a0), (b1, b0) = divmod(p["a"], 10), divmod(p["b"], 10)
-    return (
-        f"Multiplied only digits in matching places: tens by tens ({a1 * 10} × {b1 * 10} = "
-        f"{a1 * b1 * 100}) and ones by ones ({a0} × {b0} = {a0 * b0}), then added; the cross "
-        f"products {a1 * 10} × {b0} and {a0} × {b1 * 10} were left out."
-    )
+    return _mul_steps(p, f"{a0} × {b0} = {a0 * b0}", f"{a1 * 10} × {b1 * 10} = {a1 * b1 * 100}")
 
 
 def _mul_carry_explain(p: Params) -> str:
     a, b = p["a"], p["b"]
-    a0, b0 = a % 10, b % 10
-    return (
-        f"Used the column algorithm but never added carried digits: in {a} × {b0}, "
-        f"{a0} × {b0} = {a0 * b0} was written as {a0 * b0 % 10} and the {a0 * b0 // 10} was not "
-        "added to the next product; the same happened in the second row before adding the rows."
+    b1, b0 = divmod(b, 10)
+    return _mul_steps(
+        p,
+        f"{a} × {b0} = {_partial_no_carry(a, b0)}",
+        f"{a} × {b1 * 10} = {10 * _partial_no_carry(a, b1)}",
     )
 
 
