@@ -183,7 +183,10 @@ class ModelClient:
         the log, so a re-run resumes.
         """
         loop = self._ensure_loop()
-        futures = [loop.submit(self._guarded(r)) for r in requests]
+        # set when the caller gives up (Ctrl-C, a fatal error): no call of this batch leaves after
+        # that, so a re-run repeats only the calls that were in flight at that moment
+        stop = threading.Event()
+        futures = [loop.submit(self._guarded(r, stop=stop)) for r in requests]
         index = {id(f): i for i, f in enumerate(futures)}
         results: list[ChatResult | None] = [None] * len(futures)
         try:
@@ -193,6 +196,7 @@ class ModelClient:
             for fut in done_iter:
                 results[index[id(fut)]] = _unwrap(fut.result())
         except BaseException:
+            stop.set()  # before cancelling: a connection freed meanwhile must not start another
             for f in futures:
                 f.cancel()
             raise
@@ -206,10 +210,12 @@ class ModelClient:
     async def acomplete_many(self, requests: Sequence[ChatRequest]) -> list[ChatResult]:
         """Async :meth:`complete_many` (no progress bar), results in input order."""
         loop = self._ensure_loop()
-        futs = [asyncio.wrap_future(loop.submit(self._guarded(r))) for r in requests]
+        stop = threading.Event()
+        futs = [asyncio.wrap_future(loop.submit(self._guarded(r, stop=stop))) for r in requests]
         try:
             return [_unwrap(v) for v in await asyncio.gather(*futs)]
         except BaseException:
+            stop.set()
             for f in futs:
                 f.cancel()
             raise
@@ -279,14 +285,16 @@ class ModelClient:
             self._stats.errors[kind] = self._stats.errors.get(kind, 0) + 1
 
     async def _guarded(
-        self, request: ChatRequest, *, use_cache: bool = True
+        self, request: ChatRequest, *, use_cache: bool = True, stop: threading.Event | None = None
     ) -> ChatResult | _Raised:
         try:
-            return await self._run_one(request, use_cache=use_cache)
+            return await self._run_one(request, use_cache=use_cache, stop=stop)
         except Exception as exc:  # raised again by the caller, in the caller's thread
             return _Raised(exc)
 
-    async def _run_one(self, request: ChatRequest, *, use_cache: bool = True) -> ChatResult:
+    async def _run_one(
+        self, request: ChatRequest, *, use_cache: bool = True, stop: threading.Event | None = None
+    ) -> ChatResult:
         key = request.cache_key(self.backend.model_id)
         use_cache = use_cache and self.cache is not None
         if use_cache:
@@ -305,7 +313,7 @@ class ModelClient:
             self._inflight[key] = fut
         t0 = time.perf_counter()
         try:
-            res, server, retry_errors = await self._call_with_retries(request)
+            res, server, retry_errors = await self._call_with_retries(request, stop)
         except BaseException as exc:
             if use_cache:
                 self._inflight.pop(key, None)
@@ -362,7 +370,7 @@ class ModelClient:
         return self._sem
 
     async def _call_with_retries(
-        self, request: ChatRequest
+        self, request: ChatRequest, stop: threading.Event | None = None
     ) -> tuple[ChatResult, str | None, list[str]]:
         errors: list[str] = []
         attempt = 0
@@ -372,6 +380,8 @@ class ModelClient:
             t0 = time.perf_counter()
             try:
                 async with self._semaphore():
+                    if stop is not None and stop.is_set():  # given up while this one waited
+                        raise asyncio.CancelledError
                     t0 = time.perf_counter()
                     if self.backend.serial:  # cannot be interrupted; the backend keeps time
                         reply = await self.backend.generate(request, self.timeout)
