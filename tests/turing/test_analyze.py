@@ -233,8 +233,8 @@ def test_identical_students_give_no_verdict():
 def test_too_few_students_are_inconclusive():
     from edueval.turing.stats import MIN_STUDENTS, VERDICTS, verdicts
 
-    kw = dict(diff=0.0, tost_p=0.001, mcnemar_p=0.9, sup_ai_p=0.001, sup_human_p=0.001,
-              fail_ai_p=0.9, fail_human_p=0.9, alpha=0.05)  # fmt: skip
+    kw = dict(tost_p=0.001, beyond_ai_p=0.9, beyond_human_p=0.9, sup_ai_p=0.001,
+              sup_human_p=0.001, fail_ai_p=0.9, fail_human_p=0.9, alpha=0.05)  # fmt: skip
     assert VERDICTS[verdicts(**kw, n_students=MIN_STUDENTS)] == "draw"
     assert VERDICTS[verdicts(**kw, n_students=MIN_STUDENTS - 1)] == "inconclusive"
 

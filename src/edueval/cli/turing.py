@@ -91,14 +91,56 @@ def power(
     target: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
     reps: Annotated[int, typer.Option("--reps", min=10, help="Simulated studies per cell.")] = 500,
     seed: SeedOption = 0,
+    coverage: Annotated[
+        bool,
+        typer.Option(
+            "--coverage",
+            help="Instead: students x questions to observe the top-k misconceptions with "
+            "probability 1 - delta (the paper's coverage theorems), checked by simulation.",
+        ),
+    ] = False,
+    top_k: Annotated[int, typer.Option("--top-k", help="Coverage: misconceptions to see.")] = 10,
+    p_min: Annotated[
+        float | None,
+        typer.Option("--p-min", help="Coverage: each top-k misconception at least this frequent."),
+    ] = None,
+    zipf: Annotated[
+        float | None, typer.Option("--zipf", help="Coverage: Zipf exponent s, p_i ~ i^-s.")
+    ] = None,
+    misconceptions: Annotated[
+        int, typer.Option("--misconceptions", help="Coverage: misconceptions under --zipf.")
+    ] = 50,
+    mass: Annotated[
+        float | None,
+        typer.Option("--mass", help="Coverage, --zipf: choose k to cover 1 - mass (Theorem 1)."),
+    ] = None,
+    confidence: Annotated[float, typer.Option("--confidence", help="Coverage: 1 - delta.")] = 0.95,
+    per_student: Annotated[
+        int, typer.Option("--per-student", help="Coverage: misconceptions per student.")
+    ] = 1,
+    reveal: Annotated[
+        float,
+        typer.Option("--reveal", help="Coverage: P(a question shows a held misconception)."),
+    ] = 0.2,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
 ) -> None:
-    """Closed-form sample sizes and simulated power with a student random effect."""
-    from ..turing.pipeline import power_run
+    """Closed-form sample sizes and simulated power with a student random effect; with
+    --coverage, the paper's coverage bounds (students x questions to see the top-k
+    misconceptions)."""
+    from ..turing.pipeline import coverage_run, power_run
     from ..turing.power import Rates
 
     path = out_dir(out, "turing power", overwrite)
+    if coverage:
+        res = coverage_run(
+            path, k=top_k, p_min=p_min, zipf=zipf, n_misconceptions=misconceptions,
+            mass_eps=mass, confidence=confidence, per_student=per_student, reveal=reveal,
+            reps=reps, seed=seed,
+        )  # fmt: skip
+        print(res["summary"])
+        done(path)
+        return
     res = power_run(
         path,
         rates=Rates(p_ai, p_human, p_random),
@@ -113,11 +155,6 @@ def power(
         seed=seed,
     )
     print(res["power_table"].to_string(index=False))
-    pa = res["paper_assumptions"]
-    say(
-        f"paper's assumptions (rho=0, p=0.30, eps=0.05, power 0.9): {pa['n_mcqs_tost']:.0f} MCQs = "
-        f"{pa['students_tost']} students x 25"
-    )
     done(path)
 
 

@@ -14,23 +14,28 @@ Python API::
 
     from edueval.turing import Rates, sample_size, simulate_power      # turing power
     sample_size(Rates(0.3, 0.3, 0.1), eps=0.1, delta=0.05, rho=0.1, m=25)
+    from edueval.turing import coverage_plan                             # turing power --coverage
+    print(coverage_plan(k=10, p_min=0.05, confidence=0.95, reveal=0.2).summary())
     from edueval.turing import SimConfig, simulate_study                 # turing simulate
     simulate_study(SimConfig(n_students=100, n_questions=25, reps=1000))["rates"]
     # generate / assemble: edueval.turing.generate.generate_run, assemble_mcqs
 
 Modules: :mod:`.stats` (batched tests and the decision rule), :mod:`.analyze`, :mod:`.power`,
+:mod:`.coverage` (the paper's coverage theorems),
 :mod:`.simulate`, :mod:`.generate`, :mod:`.assemble`, :mod:`.data` (Phase-1 files).
 """
 
 from .analyze import SOURCES, TuringResults, analyze_choices, choice_counts, read_choices
 from .assemble import assemble_mcqs, choices_from_positions
+from .coverage import CoverageResults, coverage_plan
 from .data import misconception_tuples, read_phase1
-from .power import Rates, paper_assumptions, power_normal, power_table, sample_size, simulate_power
+from .power import Rates, power_normal, power_table, sample_size, simulate_power
 from .simulate import DEFAULT_FREQUENCIES, SimConfig, simulate_study
 from .stats import VERDICTS, batch_tests
 
 __all__ = [
     "DEFAULT_FREQUENCIES",
+    "CoverageResults",
     "SOURCES",
     "VERDICTS",
     "Rates",
@@ -41,8 +46,8 @@ __all__ = [
     "batch_tests",
     "choice_counts",
     "choices_from_positions",
+    "coverage_plan",
     "misconception_tuples",
-    "paper_assumptions",
     "power_normal",
     "power_table",
     "read_choices",

@@ -1,4 +1,5 @@
-"""``turing analyze``: selection rates, McNemar, TOST, superiority over random, and the verdict.
+"""``turing analyze``: selection rates, the CI of p_AI − p_Human against ±ε (TOST and the two
+"beyond the margin" tests) that decides the verdict, McNemar beside it, superiority over random.
 
 Input (Phase 2): one row per MCQ a student answered, columns ``student, question, chosen``;
 ``chosen`` is the *source* of the option the student picked: ``correct``, ``ai``, ``human`` or
@@ -196,15 +197,19 @@ class TuringResults:
             f"[{self.diff_ci['naive'][0]:+.4f}, {self.diff_ci['naive'][1]:+.4f}], clustered "
             f"[{self.diff_ci['clustered'][0]:+.4f}, {self.diff_ci['clustered'][1]:+.4f}]",
             "",
-            f"{'test':<34}{'SE':<10}{'estimate':>9}{'std err':>9}{'stat':>9}{'p':>9}",
+            f"{'test':<42}{'SE':<10}{'estimate':>9}{'std err':>9}{'stat':>9}{'p':>9}",
         ]
         for r in self.tests.itertuples():
             lines.append(
-                f"{r.test:<34}{r.se:<10}{r.estimate:>9.4f}{r.std_err:>9.4f}{r.statistic:>9.3f}"
+                f"{r.test:<42}{r.se:<10}{r.estimate:>9.4f}{r.std_err:>9.4f}{r.statistic:>9.3f}"
                 f"{r.p_value:>9.4f}"
             )
         lines += [
             "",
+            f"Decision: the {100 * (1 - 2 * self.alpha):.0f}% CI of p_AI - p_Human inside "
+            f"(-{self.eps}, +{self.eps}) -> draw (if both beat random + {self.delta}); above "
+            f"+{self.eps} -> ai_better; below -{self.eps} -> human_better. McNemar (d = 0) is "
+            "reported, not deciding.",
             f"verdict ({self.se} SEs): {self.verdict.upper()}"
             + "   [naive SEs: "
             + self.verdicts["naive"]
@@ -269,7 +274,7 @@ def analyze_choices(
         diff_ci[kind] = (float(bt.diff) - t1 * se_k, float(bt.diff) + t1 * se_k)
         tests.append(
             {
-                "test": "McNemar AI vs human"
+                "test": "McNemar p_AI = p_Human (reported)"
                 + (" (exact)" if kind == "naive" and bool(bt.mcnemar_exact) else "")
                 + (" (Durkalski)" if kind == "clustered" else ""),
                 "se": kind,
@@ -294,6 +299,21 @@ def analyze_choices(
                 "reject": bool(bt.tost_p[kind] < alpha),
             }
         )
+        for name, sign, p_beyond in (
+            (f"p_AI - p_Human > +{eps} (ai_better)", -1.0, bt.beyond_p_ai[kind]),
+            (f"p_AI - p_Human < -{eps} (human_better)", 1.0, bt.beyond_p_human[kind]),
+        ):
+            tests.append(
+                {
+                    "test": name,
+                    "se": kind,
+                    "estimate": float(bt.diff),
+                    "std_err": se_k,
+                    "statistic": _ratio(float(bt.diff) + sign * eps, se_k),
+                    "p_value": float(p_beyond),
+                    "reject": bool(p_beyond < alpha),
+                }
+            )
         for src in ("ai", "human"):
             sup = bt.sup[kind][src]
             tests.append(

@@ -22,11 +22,10 @@ intra-student correlation is then exactly ``ρ = 1/(κ + 1)`` and the design eff
 ``1 + (m − 1)ρ``, so simulation and closed form describe the same population. The simulated
 studies go through the same batched tests and decision rule as ``turing analyze``.
 
-The paper's ~100 students × ~25 questions: its sample-size argument treats all answers as
-independent (ρ = 0). With ``p_AI = p_H = 0.30``, ``ε = 0.05``, ``α = 0.05`` and power 0.90 the
-TOST needs ``(1.645 + 1.645)² · 0.60 / 0.05² = 2,598`` MCQs ≈ 104 students × 25 questions
-(:func:`paper_assumptions`). Any intra-student correlation multiplies that by ``1 + 24ρ``
-(ρ = 0.05 already doubles it) - which the clustered analysis accounts for and the naive one hides.
+The paper's ~100 students × ~25 questions does not come from a power calculation: it comes from
+its coverage theorems (how many students and questions surface the common misconceptions), which
+are in :mod:`edueval.turing.coverage` (``turing power --coverage``). The power calculation here is
+this project's addition: how many students a *verdict* needs once the misconceptions are there.
 """
 
 from __future__ import annotations
@@ -44,12 +43,12 @@ from .stats import FIELDS, MIN_STUDENTS, VERDICTS, batch_tests
 __all__ = [
     "Rates",
     "design_effect",
-    "paper_assumptions",
     "power_normal",
     "power_table",
     "sample_size",
     "simulate_counts",
     "simulate_power",
+    "verdict_convergence",
 ]
 
 
@@ -148,23 +147,6 @@ def sample_size(
     return out
 
 
-def paper_assumptions() -> dict[str, float]:
-    """The assumptions under which ~100 students × ~25 questions comes out (see module doc)."""
-    r = sample_size(Rates(0.30, 0.30, 0.10), eps=0.05, delta=0.05, alpha=0.05, power=0.90, rho=0.0)
-    return {
-        "p_ai": 0.30,
-        "p_human": 0.30,
-        "p_random": 0.10,
-        "eps": 0.05,
-        "alpha": 0.05,
-        "power": 0.90,
-        "rho": 0.0,
-        "m": 25,
-        "n_mcqs_tost": r["n_tost"],
-        "students_tost": r["students_tost"],
-    }
-
-
 def simulate_counts(
     rng: np.random.Generator, reps: int, n_students: int, m: int, rates: Rates, rho: float
 ) -> np.ndarray:
@@ -250,4 +232,50 @@ def power_table(
                 "power_draw_sim_naive": sim["naive"]["draw"],
             }
         )
+    return pd.DataFrame(rows)
+
+
+def gap_rates(gap: float, *, human: float = 0.25, random: float = 0.05) -> Rates:
+    """Rates with ``p_Human − p_AI = gap`` (the human ahead), around a fixed expert and random."""
+    return Rates(ai=human - gap, human=human, random=random)
+
+
+def verdict_convergence(
+    *,
+    gaps: list[float],
+    sizes: list[int],
+    m: int = 25,
+    eps: float = 0.10,
+    delta: float = 0.05,
+    alpha: float = 0.05,
+    rho: float = 0.02,
+    reps: int = 1000,
+    seed: int = 0,
+    human: float = 0.25,
+    random: float = 0.05,
+) -> pd.DataFrame:
+    """Share of simulated studies ending in each verdict (clustered SEs) as the number of
+    students grows, for fixed truths ``p_Human − p_AI = gap`` (:func:`gap_rates`): the decision
+    rule's limit should be ``draw`` for ``gap < ε``, ``human_better`` for ``gap > ε`` and neither
+    (each at most α) for ``gap = ε``. ``mcnemar_rejects`` is the share in which the reported
+    point-null test (d = 0) rejects - which tends to 1 for any gap ≠ 0, and so cannot decide."""
+    rows = []
+    for i, (gap, g) in enumerate(itertools.product(gaps, sizes)):
+        rates = gap_rates(gap, human=human, random=random)
+        rng = np.random.default_rng([seed, i])
+        tally = np.zeros(len(VERDICTS))
+        rejects = 0.0
+        done = 0
+        while done < reps:
+            b = min(max(1, 200_000 // max(g, 1)), reps - done)
+            bt = batch_tests(
+                simulate_counts(rng, b, g, m, rates, rho), eps=eps, delta=delta, alpha=alpha
+            )
+            tally += np.bincount(bt.verdict["clustered"], minlength=len(VERDICTS))
+            rejects += float((bt.mcnemar_p["clustered"] < alpha).sum())
+            done += b
+        rows.append(
+            {"gap": gap, "n_students": g, **dict(zip(VERDICTS, tally / reps, strict=True)),
+             "mcnemar_rejects": rejects / reps, "reps": reps}
+        )  # fmt: skip
     return pd.DataFrame(rows)

@@ -38,21 +38,34 @@ Tests at level ``α`` (two-sided for McNemar, one-sided otherwise):
 * Superiority of source S over random by ``δ``, ``H0: p_S − p_R ≤ δ``; and the opposite
   (*failure*) test ``H0: p_S − p_R ≥ δ``, rejected when the upper ``1 − α`` bound is below ``δ``.
 
-Verdict (:func:`verdicts`), checked in this order, so the five outcomes are exclusive:
+Verdict (:func:`verdicts`): the paper's question is whether the AI is *within ε* of the expert
+(Theorem 4: ``|p_AI − p_Human| ≤ ε`` and both beat ``p_Random + δ``), so the verdict is read off
+one interval: the ``1 − 2α`` confidence interval ``[L, U]`` of ``d = p_AI − p_Human`` (t with the
+SE's df: ``G − 1`` clustered), checked in this order, so the five outcomes are exclusive:
 
-1. ``draw`` - TOST rejects (the AI and the human are within ``ε``) and *both* beat random by ``δ``;
-2. ``ai_better`` - McNemar rejects with ``p̂_AI > p̂_Human`` and the AI beats random by ``δ``;
-3. ``human_better`` - the mirror image;
-4. ``both_fail`` - the failure test rejects for *both* (neither exceeds random by ``δ``);
-5. ``inconclusive`` - anything else (too little data to say, or e.g. one source ahead but not
-   beating random), and always with fewer than :data:`MIN_STUDENTS` students.
+==============  ==============================================  ===============================
+verdict         the CI of d = p_AI − p_Human                    and, for random's distractor
+==============  ==============================================  ===============================
+draw            inside the margin: −ε < L and U < +ε (TOST)     both beat random by δ
+ai_better       beyond the margin: L > +ε (H0: d ≤ +ε)          the AI beats random by δ
+human_better    beyond the margin: U < −ε (H0: d ≥ −ε)          the human beats random by δ
+both_fail       (any)                                           both shown below random + δ
+inconclusive    anything else: the CI straddles ±ε, a source    (or fewer than MIN_STUDENTS
+                ahead does not beat random, a zero SE, ...       students: always)
+==============  ==============================================  ===============================
+
+Each "beyond" claim is a one-sided t test at level α against the margin, as the draw is a TOST at
+level α, so no verdict is reached more than α of the time when ``|d| = ε`` exactly: at the margin
+neither "within" nor "beyond" can be claimed. As the number of students grows the CI shrinks to
+the point ``d``: a true ``|d| < ε`` ends in ``draw``, a true ``|d| > ε`` in the better one's
+verdict (given the random-distractor conditions). McNemar's test of the point null ``d = 0`` is
+computed and reported beside the verdict (a difference may be real and still within ε), but it
+does not decide: with a point null "better" and an ε-margin "draw" the regions overlap, and one
+fixed truth with ``0 < |d| < ε`` would move from "better" at moderate n to "draw" at large n.
 
 No verdict without evidence: a standard error of exactly 0 -- two students with identical counts,
 say -- is not infinite precision; every test computed on it keeps its null hypothesis (p = 1).
-
-A draw is an equivalence claim, so it is protected at level ``α``: when the truth is exactly
-``|p_AI − p_Human| = ε`` the TOST (hence ``draw``) is declared in at most ``α`` of studies -
-provided the standard error is right, which is what the clustered version is for.
+Correct type-I error needs the right standard error, which is what the clustered version is for.
 """
 
 from __future__ import annotations
@@ -179,6 +192,8 @@ class BatchTests:
     tost_p: dict[str, np.ndarray]
     tost_p_lower: dict[str, np.ndarray]  # H0: diff ≤ −ε
     tost_p_upper: dict[str, np.ndarray]  # H0: diff ≥ +ε
+    beyond_p_ai: dict[str, np.ndarray]  # H0: diff ≤ +ε (rejected: the AI ahead by more than ε)
+    beyond_p_human: dict[str, np.ndarray]  # H0: diff ≥ −ε (rejected: the human ahead by > ε)
     sup: dict[str, dict[str, np.ndarray]]  # se kind -> "ai"/"human" -> {diff, se, p, p_fail}
     df: dict[str, np.ndarray]
     verdict: dict[str, np.ndarray]  # se kind -> index into VERDICTS
@@ -231,6 +246,8 @@ def batch_tests(counts: np.ndarray, *, eps: float, delta: float, alpha: float) -
         tost_p={},
         tost_p_lower={},
         tost_p_upper={},
+        beyond_p_ai={},
+        beyond_p_human={},
         sup={},
         df=dfs,
         verdict={},
@@ -244,6 +261,9 @@ def batch_tests(counts: np.ndarray, *, eps: float, delta: float, alpha: float) -
         out.tost_p_lower[kind] = p_lo
         out.tost_p_upper[kind] = p_hi
         out.tost_p[kind] = np.maximum(p_lo, p_hi)
+        # beyond the margin: the CI's lower bound above +eps / upper bound below -eps
+        out.beyond_p_ai[kind] = _no_evidence(se, _upper_p(_t(diff - eps, se), df))
+        out.beyond_p_human[kind] = _no_evidence(se, sps.t.cdf(_t(diff + eps, se), df))
         out.sup[kind] = {}
         for src, (m, sn, sc, dn, dc) in sup_diffs.items():
             s = sn if kind == "naive" else sc
@@ -256,9 +276,9 @@ def batch_tests(counts: np.ndarray, *, eps: float, delta: float, alpha: float) -
                 "p_fail": _no_evidence(s, sps.t.cdf(t, dfk)),
             }
         out.verdict[kind] = verdicts(
-            diff=diff,
             tost_p=out.tost_p[kind],
-            mcnemar_p=out.mcnemar_p[kind],
+            beyond_ai_p=out.beyond_p_ai[kind],
+            beyond_human_p=out.beyond_p_human[kind],
             sup_ai_p=out.sup[kind]["ai"]["p"],
             sup_human_p=out.sup[kind]["human"]["p"],
             fail_ai_p=out.sup[kind]["ai"]["p_fail"],
@@ -275,9 +295,9 @@ def _no_evidence(se: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 def verdicts(
     *,
-    diff: np.ndarray,
     tost_p: np.ndarray,
-    mcnemar_p: np.ndarray,
+    beyond_ai_p: np.ndarray,
+    beyond_human_p: np.ndarray,
     sup_ai_p: np.ndarray,
     sup_human_p: np.ndarray,
     fail_ai_p: np.ndarray,
@@ -285,17 +305,21 @@ def verdicts(
     alpha: float,
     n_students: np.ndarray | int | None = None,
 ) -> np.ndarray:
-    """The decision rule of the module docstring; returns indices into :data:`VERDICTS`.
+    """The decision rule of the module docstring's table; returns indices into :data:`VERDICTS`.
+
+    ``tost_p`` < α: the ``1 − 2α`` CI of ``p_AI − p_Human`` lies inside ``(−ε, ε)``;
+    ``beyond_ai_p`` < α: it lies above ``+ε``; ``beyond_human_p`` < α: below ``−ε``.
     Fewer than :data:`MIN_STUDENTS` students: ``inconclusive`` whatever the tests say."""
     sup_ai = np.asarray(sup_ai_p) < alpha
     sup_h = np.asarray(sup_human_p) < alpha
-    differ = np.asarray(mcnemar_p) < alpha
-    diff = np.asarray(diff)
-    out = np.full(np.broadcast(diff, tost_p, mcnemar_p).shape, VERDICTS.index("inconclusive"))
+    shape = np.broadcast(tost_p, beyond_ai_p, beyond_human_p, sup_ai, sup_h).shape
+    out = np.full(shape, VERDICTS.index("inconclusive"))
     both_fail = (np.asarray(fail_ai_p) < alpha) & (np.asarray(fail_human_p) < alpha)
     out = np.where(both_fail, VERDICTS.index("both_fail"), out)
-    out = np.where(differ & (diff < 0) & sup_h, VERDICTS.index("human_better"), out)
-    out = np.where(differ & (diff > 0) & sup_ai, VERDICTS.index("ai_better"), out)
+    out = np.where(
+        (np.asarray(beyond_human_p) < alpha) & sup_h, VERDICTS.index("human_better"), out
+    )
+    out = np.where((np.asarray(beyond_ai_p) < alpha) & sup_ai, VERDICTS.index("ai_better"), out)
     draw = (np.asarray(tost_p) < alpha) & sup_ai & sup_h
     out = np.where(draw, VERDICTS.index("draw"), out)
     if n_students is not None:
