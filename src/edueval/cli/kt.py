@@ -40,6 +40,53 @@ SkipNoSkillOption = Annotated[
 ]
 
 
+MultiGs = Annotated[
+    str | None,
+    typer.Option(
+        "--multigs", metavar="COLUMN", help="Guess and slip per value of COLUMN (KT-IDEM)."
+    ),
+]
+MultiLearn = Annotated[
+    str | None,
+    typer.Option(
+        "--multilearn",
+        metavar="COLUMN",
+        help="Learn (and forget) after a response, per COLUMN value.",
+    ),
+]
+MultiPrior = Annotated[
+    bool,
+    typer.Option("--multiprior", help="A prior per first-response class (KT-PPS; see README)."),
+]
+MultiPriorCol = Annotated[
+    str | None,
+    typer.Option(
+        "--multiprior-col",
+        metavar="COLUMN",
+        help="A prior per value of COLUMN at the sequence's first response (instead of --multiprior).",
+    ),
+]
+MultiPair = Annotated[
+    str | None,
+    typer.Option(
+        "--multipair",
+        metavar="COLUMN",
+        help="Learn (and forget) per ordered pair (previous, current) of COLUMN values.",
+    ),
+]
+FixedFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--fixed",
+        help="Long table (skill, parameter, group, value; * = all) of parameters held at a value.",
+    ),
+]
+InitFile = Annotated[
+    Path | None,
+    typer.Option("--init", help="Long table of starting values for the first restart."),
+]
+
+
 def _cols(student: str, skill: str, correct: str, order: str, known: str) -> Columns:
     return Columns(student=student, skill=skill, correct=correct, order=order, known=known)
 
@@ -101,7 +148,12 @@ def simulate(
 @app.command()
 def predict(
     data: DataArg,
-    params: Annotated[Path, typer.Option(help="Parameter file, one row per skill.")],
+    params: Annotated[
+        Path,
+        typer.Option(
+            help="Parameter file: wide (one row per skill) or long (skill, parameter, group, value)."
+        ),
+    ],
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     col_student: ColStudent = "student",
@@ -159,10 +211,18 @@ def fit(
     encoding: EncodingOption = "utf-8",
     only: OnlyOption = None,
     skip_no_skill: SkipNoSkillOption = False,
+    multigs: MultiGs = None,
+    multilearn: MultiLearn = None,
+    multiprior: MultiPrior = False,
+    multiprior_col: MultiPriorCol = None,
+    multipair: MultiPair = None,
+    fixed: FixedFile = None,
+    init: InitFile = None,
 ) -> None:
-    """Maximum-likelihood BKT parameters per skill by EM with seeded restarts."""
+    """Maximum-likelihood BKT parameters per skill by EM with seeded restarts (and variants)."""
     from ..io import InputError
     from ..kt.pipeline import fit_run
+    from ..kt.variants import read_long_table
 
     rows = _rows(only, skip_no_skill)
     for name, value in (("--guess-max", guess_max), ("--slip-max", slip_max)):
@@ -179,7 +239,15 @@ def fit(
         slip_max=slip_max,
         seed=seed,
         columns=_cols(col_student, col_skill, col_correct, col_order, col_known),
+        multigs=multigs,
+        multilearn=multilearn,
+        multiprior=multiprior_col or multiprior,
+        multipair=multipair,
+        fixed=read_long_table(fixed) if fixed else None,
+        init=read_long_table(init) if init else None,
     )
+    if multiprior and multiprior_col:
+        raise InputError("give --multiprior or --multiprior-col, not both")
     path = out_dir(out, "kt fit", overwrite)
     res = fit_run(
         path,
@@ -209,6 +277,13 @@ def evaluate(
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     n_params: Annotated[int, typer.Option(help="Free parameters k for AIC/AICc/BIC.")] = 4,
+    params: Annotated[
+        Path | None,
+        typer.Option(
+            "--params",
+            help="Parameter file (wide or long) giving k per skill instead of --n-params.",
+        ),
+    ] = None,
     threshold: Annotated[float, typer.Option(help="Mastery threshold on P(known).")] = 0.95,
     in_a_row: Annotated[int, typer.Option(help="n for the n-correct-in-a-row rule.")] = 3,
     col_student: ColStudent = "student",
@@ -235,6 +310,7 @@ def evaluate(
         data,
         columns=_cols(col_student, col_skill, col_correct, col_order, col_known),
         n_params=n_params,
+        params_path=params,
         threshold=threshold,
         n_in_a_row=in_a_row,
         encoding=encoding,

@@ -147,6 +147,12 @@ class BKT:
     guess_max, slip_max : upper bounds (strict in spirit: the default 0.5 keeps the "known" state
         the one with more correct answers, which removes the label-switching ambiguity).
     seed : seed of the random restarts.
+    multigs, multilearn, multiprior, multipair, fixed, init : the BKT variants (guess/slip per
+        COLUMN value, learn/forget per COLUMN value or per ordered pair of consecutive values, a
+        prior per first-response class or per COLUMN value; long tables of held parameters and
+        of starting values).  With any of them set, fitting and prediction go through
+        :mod:`edueval.kt.variants` and ``params_`` is a long table ``skill, parameter, group,
+        value, free``; without, the classic path below is used unchanged.
 
     Examples
     --------
@@ -171,6 +177,12 @@ class BKT:
         seed: int | None = None,
         accelerate: bool = True,
         columns: Columns | None = None,
+        multigs: str | None = None,
+        multilearn: str | None = None,
+        multiprior: bool | str = False,
+        multipair: str | None = None,
+        fixed: pd.DataFrame | None = None,
+        init: pd.DataFrame | None = None,
     ) -> None:
         self.forgets = forgets
         self.n_restarts = n_restarts
@@ -181,6 +193,12 @@ class BKT:
         self.seed = seed
         self.accelerate = accelerate
         self.columns = columns
+        self.multigs = multigs
+        self.multilearn = multilearn
+        self.multiprior = multiprior
+        self.multipair = multipair
+        self.fixed = fixed
+        self.init = init
 
     # -- fitting -------------------------------------------------------------------------------
     def _bounds(self) -> np.ndarray:
@@ -286,8 +304,37 @@ class BKT:
             restarts=restarts,
         )
 
+    def variant_spec(self):
+        """The variant asked for, or None for classic BKT (the seam into kt/variants.py)."""
+        from .variants import VariantSpec
+
+        spec = VariantSpec(
+            forgets=self.forgets,
+            multigs=self.multigs,
+            multilearn=self.multilearn,
+            multiprior=self.multiprior,
+            multipair=self.multipair,
+        )
+        plain = spec == VariantSpec(forgets=self.forgets)
+        return None if plain and self.fixed is None and self.init is None else spec
+
+    def _fit_variant(self, data: pd.DataFrame, spec) -> BKT:
+        from .variants import fit_variant
+
+        res = fit_variant(self, data, spec)
+        self.result_ = res
+        self.params_ = res.params
+        self.log_likelihood_ = res.log_likelihood
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        self.n_params_ = res.n_params
+        return self
+
     def fit(self, data: pd.DataFrame) -> BKT:
         """Estimate each skill's parameters from a response table."""
+        spec = self.variant_spec()
+        if spec is not None:
+            return self._fit_variant(data, spec)
         seqs, _ = pack(data, self.columns)
         res = self.fit_sequences(seqs)
         self.result_ = res
@@ -295,7 +342,7 @@ class BKT:
         self.log_likelihood_ = res.log_likelihood
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
-        self.n_params_ = 5 if self.forgets else 4
+        self.n_params_ = (5 if self.forgets else 4) * len(seqs.skills)  # total free parameters
         return self
 
     # -- prediction ----------------------------------------------------------------------------
@@ -306,6 +353,10 @@ class BKT:
     def predict(self, data: pd.DataFrame) -> pd.DataFrame:
         """``data`` with ``p_correct`` and ``p_known`` added (see :func:`forward`)."""
         self._check_fitted()
+        if "parameter" in self.params_.columns:
+            from .variants import forward_long
+
+            return forward_long(data, self.params_, self.columns)
         return forward(data, self.params_, self.columns)
 
     def predict_proba(self, data: pd.DataFrame) -> np.ndarray:
@@ -315,6 +366,10 @@ class BKT:
     def score(self, data: pd.DataFrame) -> float:
         """Total log-likelihood of ``data`` under the fitted parameters."""
         self._check_fitted()
+        if "parameter" in self.params_.columns:
+            from .variants import score_long
+
+            return float(score_long(data, self.params_, self.columns).sum())
         seqs, _ = pack(data, self.columns)
         P = params_matrix(self.params_, seqs.skills)
         total = 0.0
@@ -331,5 +386,13 @@ class BKT:
     def __repr__(self) -> str:
         return (
             f"BKT(forgets={self.forgets}, n_restarts={self.n_restarts}, max_iter={self.max_iter}, "
-            f"tol={self.tol}, accelerate={self.accelerate}, guess_max={self.guess_max}, slip_max={self.slip_max}, seed={self.seed})"
+            f"tol={self.tol}, accelerate={self.accelerate}, guess_max={self.guess_max}, slip_max={self.slip_max}, seed={self.seed}"
+            + "".join(
+                f", {name}={getattr(self, name)!r}"
+                for name in ("multigs", "multilearn", "multiprior", "multipair")
+                if getattr(self, name)
+            )
+            + ("" if self.fixed is None else f", fixed=<{len(self.fixed)} rows>")
+            + ("" if self.init is None else f", init=<{len(self.init)} rows>")
+            + ")"
         )

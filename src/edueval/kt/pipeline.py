@@ -20,6 +20,7 @@ from .data import Columns, RowFilter, read_responses
 from .mastery import first_crossing, mol_summary
 from .metrics import evaluate
 from .params import PAPER_RANGES, params_matrix, random_params, read_params
+from .variants import forward_sequences_long, read_param_file
 
 if TYPE_CHECKING:
     from .study import StudyConfig
@@ -131,15 +132,19 @@ def predict_run(
     """
     df, seqs, cols = read_responses(data_path, columns, encoding=encoding, rows=rows)
     selection = _selection(df, encoding, rows, warn)
-    params = read_params(params_path)
-    P = params_matrix(params, seqs.skills, source=str(params_path))
+    params = read_param_file(params_path)
+    if "parameter" not in params.columns:
+        P = params_matrix(params, seqs.skills, source=str(params_path))
     run = RunDir(
         out,
         command="kt predict",
         params={"columns": asdict(cols), **selection},
         inputs={"data": data_path, "params": params_path},
     )
-    pc, pk = forward_sequences(seqs, P)
+    if "parameter" in params.columns:  # a variant's long parameter file
+        _, pc, pk = forward_sequences_long(df, params, cols)
+    else:
+        pc, pk = forward_sequences(seqs, P)
     pred = df.copy()
     pred["p_correct"] = seqs.unpack(pc)
     pred["p_known"] = seqs.unpack(pk)
@@ -234,6 +239,12 @@ def fit_run(
             "tol": model.tol,
             "guess_max": model.guess_max,
             "slip_max": model.slip_max,
+            "multigs": model.multigs,
+            "multilearn": model.multilearn,
+            "multiprior": model.multiprior,
+            "multipair": model.multipair,
+            "n_fixed_rows": 0 if model.fixed is None else len(model.fixed),
+            "n_init_rows": 0 if model.init is None else len(model.init),
             "min_responses": min_responses,
             "columns": asdict(cols),
             **selection,
@@ -243,18 +254,32 @@ def fit_run(
     )
     model.fit(df)
     res = model.result_
-    table = res.params.copy()
-    table["log_likelihood"] = res.log_likelihood
-    table["n_iter"] = res.n_iter
-    table["converged"] = res.converged
     sizes = df.groupby(df[cols.skill].astype(str)).agg(
         n_responses=(cols.correct, "size"), n_students=(cols.student, "nunique")
     )
-    table = table.join(sizes)
-    run.table("params", table.reset_index())
+    if "parameter" in res.params.columns:  # a variant: long parameter file + per-skill summary
+        table = pd.DataFrame(
+            {
+                "log_likelihood": res.log_likelihood,
+                "n_iter": res.n_iter,
+                "converged": res.converged,
+            }  # fmt: skip
+        ).join(sizes)
+        table["n_params"] = res.params.groupby("skill")["free"].sum()
+        run.table("params", res.params)
+        run.table("skills", table.reset_index())
+    else:
+        table = res.params.copy()
+        table["log_likelihood"] = res.log_likelihood
+        table["n_iter"] = res.n_iter
+        table["converged"] = res.converged
+        table = table.join(sizes)
+        run.table("params", table.reset_index())
     run.table("restarts", res.restarts)
     rep = Report("BKT fit (EM)", f"{data_path}: {len(table)} skills, {model!r}")
-    rep.section("Fitted parameters").table(table.reset_index())
+    rep.section("Fitted parameters").table(
+        table.reset_index() if "parameter" not in res.params.columns else res.params.head(200)
+    )
     if not res.converged.all():
         rep.section("Convergence").text(
             f"{int((~res.converged).sum())} skill(s) reached max_iter={model.max_iter} before the "
@@ -265,6 +290,7 @@ def fit_run(
         "n_responses": int(len(df)),
         "rows_left_out": dropped,
         "total_log_likelihood": float(res.log_likelihood.sum()),
+        "n_params": int(model.n_params_),
         "n_not_converged": int((~res.converged).sum()),
         "skipped_skills": small,
         "params": table.reset_index(),
@@ -279,6 +305,7 @@ def evaluate_run(
     *,
     columns: Columns | None = None,
     n_params: int = 4,
+    params_path: Path | None = None,
     threshold: float = 0.95,
     n_in_a_row: int = 3,
     encoding: str = "utf-8",
@@ -295,11 +322,20 @@ def evaluate_run(
     pc = numeric_column(df, "p_correct", low=0.0, high=1.0)[seqs.row]
     has_knowledge = seqs.known is not None and "p_known" in df.columns
     pk = numeric_column(df, "p_known", low=0.0, high=1.0)[seqs.row] if has_knowledge else None
+    k_of = {}
+    if params_path is not None:  # k per skill from a (variant's) parameter file
+        from .variants import free_counts
+
+        k_of = free_counts(read_param_file(params_path)).to_dict()
+        unknown = [str(s) for s in seqs.skills if str(s) not in k_of]
+        if unknown:
+            raise InputError(f"no parameters for skill {unknown[0]!r}", file=str(params_path))
     run = RunDir(
         out,
         command="kt evaluate",
         params={
             "n_params": n_params,
+            "params_file": str(params_path) if params_path else None,
             "threshold": threshold,
             "n_in_a_row": n_in_a_row,
             "columns": asdict(cols),
@@ -313,7 +349,10 @@ def evaluate_run(
     ]
     for scope, sl in scopes:
         # the pooled row scores every skill's model at once: k counts all their parameters
-        k = n_params * len(seqs.skills) if scope == "all" else n_params
+        if k_of:
+            k = sum(k_of[str(s)] for s in seqs.skills) if scope == "all" else k_of[scope]
+        else:
+            k = n_params * len(seqs.skills) if scope == "all" else n_params
         row = {"scope": scope, "target": "performance", "n": int(seqs.obs[sl].shape[0]), "k": k}
         row.update(evaluate(seqs.obs[sl], pc[sl], k=k))
         rows.append(row)

@@ -1,0 +1,657 @@
+"""BKT variants: parameters per group of responses or of students, fitted by exact EM.
+
+The variants of pyBKT's users, each a BKT model whose parameters are looked up per group:
+
+* ``multigs=COLUMN`` -- guess and slip per value of COLUMN at the response (KT-IDEM, Pardos &
+  Heffernan 2011);
+* ``multilearn=COLUMN`` -- learn (and forget) of the move *after* a response, per value of COLUMN
+  at that response (as pyBKT: the learning effect of having done that item);
+* ``multipair=COLUMN`` -- learn (and forget) of the move after a response, per ordered pair
+  (previous value, current value) of COLUMN; a sequence's first response has no previous value
+  and its move uses one shared group ``COLUMN=(first)`` (item-order effect, Pardos & Heffernan
+  2009; pyBKT does the same);
+* ``multiprior=True`` -- a prior per class of student sequence, the class being the correctness
+  of the student's *first response* on the skill (KT-PPS's first-response heuristic, Pardos &
+  Heffernan 2010; pyBKT's ``multiprior`` uses the ``correct`` column's first value by default,
+  i.e. the same classes).  ``multiprior=COLUMN`` takes the class from COLUMN's value at the
+  sequence's first response (e.g. a pretest group), which is a proper generative model.
+  Why the first-response classes rather than one prior per student (the other reading of
+  pyBKT's documentation): with one sequence per student and skill, a prior per student has as
+  many parameters as sequences and its maximum-likelihood value sits at 0 or 1; two classes
+  are what KT-PPS published and estimate well.  The likelihood is that of the whole sequence
+  with its class's prior (the first response stays evidence, as in KT-PPS).  Because the class
+  *is* the first response, ``p_correct`` of a sequence's first response uses the prior mixed
+  over classes by their share in the training data (stored as parameter ``share``), so a
+  prediction never sees the answer it predicts.
+
+Each variant combines with ``forgets`` and with the others, except ``multilearn`` with
+``multipair`` (both define the transition groups).  ``fixed`` holds parameters at given values
+and ``init`` gives the first restart's starting values (both long tables, see below).
+
+EM is exact: the expected complete-data log-likelihood is a sum of one Bernoulli term per
+(parameter, group), so the M-step of each is a ratio of expected counts accumulated over the
+responses (or sequences) of that group (see :func:`._variant_kernels.e_step`), clipped to its
+bounds (guess, slip < ``guess_max``, ``slip_max`` in every group).
+
+Parameter files (long format), one row per (skill, parameter, group)::
+
+    skill, parameter, group, value[, free]
+
+``parameter`` is prior, learn, forget, guess, slip (or ``share``, the training share of a
+first-response class); ``group`` is ``*`` (one value for the skill), ``COLUMN=VALUE``,
+``COLUMN=PREV>CUR`` / ``COLUMN=(first)`` (pairs) or ``first_response=0|1``; ``free`` is 1 for an
+estimated parameter and 0 for a held one (optional).  In ``fixed`` / ``init`` tables ``skill``
+and ``group`` may be ``*`` (every skill / every group).  Values of a ``multilearn`` or
+``multipair`` column must not contain ``>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import InputError, numeric_column, read_table, require_columns, text_column
+from ..seeding import rng as make_rng
+from . import _variant_kernels as VK
+from .data import Columns, Sequences, pack
+from .params import PARAM_NAMES
+
+__all__ = [
+    "LONG_COLUMNS",
+    "VariantSpec",
+    "Design",
+    "fit_variant",
+    "forward_long",
+    "score_long",
+    "read_param_file",
+    "wide_to_long",
+    "long_to_wide",
+]
+
+LONG_COLUMNS = ("skill", "parameter", "group", "value")
+FIRST = "first_response"
+PAIR_FIRST = "(first)"
+_BLOCKS = ("prior", "learn", "forget", "guess", "slip")  # layout of a skill's theta
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """Which parameters are split by which grouping."""
+
+    forgets: bool = False
+    multigs: str | None = None
+    multilearn: str | None = None
+    multiprior: bool | str = False
+    multipair: str | None = None
+
+    def check(self) -> None:
+        if self.multilearn and self.multipair:
+            raise InputError("--multilearn and --multipair both set the learn groups; use one")
+        if self.multiprior == FIRST:
+            raise InputError(f"--multiprior column may not be named {FIRST!r} (reserved)")
+
+    @property
+    def columns(self) -> list[str]:
+        cols = [self.multigs, self.multilearn, self.multipair]
+        if isinstance(self.multiprior, str):
+            cols.append(self.multiprior)
+        return [c for c in cols if c]
+
+
+# -- groups ------------------------------------------------------------------------------------
+@dataclass
+class Design:
+    """Group indices of packed sequences and the labels of each skill's groups.
+
+    ``pg`` (per sequence), ``tg`` and ``eg`` (per response) are local indices; ``labels[k]``
+    maps each block name to skill ``k``'s group labels; ``dims[k] = (theta offset, n_p, n_t,
+    n_e)``.
+    """
+
+    pg: np.ndarray
+    tg: np.ndarray
+    eg: np.ndarray
+    labels: list[dict[str, list[str]]]
+    dims: np.ndarray
+
+    @property
+    def n_theta(self) -> int:
+        lo, n_p, n_t, n_e = self.dims[-1]
+        return int(lo + n_p + 2 * n_t + 2 * n_e)
+
+    def block_slice(self, k: int, block: str) -> slice:
+        lo, n_p, n_t, n_e = (int(x) for x in self.dims[k])
+        sizes = {"prior": n_p, "learn": n_t, "forget": n_t, "guess": n_e, "slip": n_e}
+        start = lo
+        for name in _BLOCKS:
+            if name == block:
+                return slice(start, start + sizes[name])
+            start += sizes[name]
+        raise KeyError(block)
+
+
+def _local_groups(item_skill: np.ndarray, keys: np.ndarray, n_skills: int):
+    """Number each skill's distinct ``keys`` 0, 1, ... (by key); returns (local index of each
+    item, per-skill arrays of the keys)."""
+    if len(keys) == 0:
+        return np.zeros(0, np.int64), [np.zeros(0, np.int64) for _ in range(n_skills)]
+    span = int(keys.max()) + 1
+    combined = item_skill.astype(np.int64) * span + keys
+    uniq, inv = np.unique(combined, return_inverse=True)
+    first = np.searchsorted(uniq // span, np.arange(n_skills + 1))
+    local = inv - first[item_skill]
+    per_skill = [uniq[first[k] : first[k + 1]] % span for k in range(n_skills)]
+    return local.astype(np.int64), per_skill
+
+
+def _column_values(df: pd.DataFrame, seqs: Sequences, column: str, what: str) -> np.ndarray:
+    """COLUMN's values as text, in packed order."""
+    if column not in df.columns:
+        raise InputError(
+            f"unknown column {column!r} for {what}: the response data has "
+            + ", ".join(map(str, df.columns)),
+            file=df.attrs.get("file"),
+        )
+    col = df[column]
+    if col.isna().any():
+        raise InputError(
+            f"column {column!r} ({what}) has empty cells; every response needs a value",
+            file=df.attrs.get("file"),
+            column=column,
+        )
+    values = col.to_numpy()
+    if pd.api.types.is_float_dtype(col.dtype) and np.all(values == np.floor(values)):
+        values = values.astype(np.int64)
+    return values.astype(str)[seqs.row]
+
+
+def _seq_first(seqs: Sequences) -> np.ndarray:
+    first = np.zeros(seqs.n_responses, dtype=bool)
+    first[seqs.starts[:-1]] = True
+    return first
+
+
+def _emission_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
+    if not spec.multigs:
+        return np.zeros(seqs.n_responses, np.int64), np.array(["*"], dtype=object)
+    values = _column_values(df, seqs, spec.multigs, "--multigs")
+    codes, names = pd.factorize(values)
+    return codes.astype(np.int64), np.array([f"{spec.multigs}={v}" for v in names], dtype=object)
+
+
+def _no_gt(values: np.ndarray, column: str, option: str) -> None:
+    bad = np.flatnonzero(np.char.find(values.astype(str), ">") >= 0)
+    if len(bad):
+        raise InputError(
+            f"value {values[bad[0]]!r} of column {column!r} ({option}) contains '>', which "
+            "parameter files use to write pairs"
+        )
+
+
+def _transition_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
+    """Group of the move after each response: its item (multilearn) or its (previous, current)
+    item pair (multipair)."""
+    column = spec.multilearn or spec.multipair
+    if not column:
+        return np.zeros(seqs.n_responses, np.int64), np.array(["*"], dtype=object)
+    option = "--multilearn" if spec.multilearn else "--multipair"
+    values = _column_values(df, seqs, column, option)
+    _no_gt(values, column, option)
+    if spec.multilearn:
+        codes, names = pd.factorize(values)
+        return codes.astype(np.int64), np.array([f"{column}={v}" for v in names], dtype=object)
+    labels = np.empty(seqs.n_responses, dtype=object)
+    first = _seq_first(seqs)
+    labels[first] = f"{column}={PAIR_FIRST}"
+    idx = np.flatnonzero(~first)
+    labels[idx] = np.char.add(
+        np.char.add(f"{column}=", values[idx - 1].astype(str)), np.char.add(">", values[idx])
+    ).astype(object)
+    codes, names = pd.factorize(labels)
+    return codes.astype(np.int64), np.asarray(names, dtype=object)
+
+
+def _prior_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
+    """Class of each sequence: first-response correctness or COLUMN's first value."""
+    first_pos = seqs.starts[:-1]
+    if spec.multiprior is True:
+        codes = seqs.obs[first_pos].astype(np.int64)
+        return codes, np.array([f"{FIRST}=0", f"{FIRST}=1"], dtype=object)
+    if not spec.multiprior:
+        return np.zeros(seqs.n_sequences, np.int64), np.array(["*"], dtype=object)
+    column = str(spec.multiprior)
+    values = _column_values(df, seqs, column, "--multiprior")
+    per_seq = np.repeat(values[first_pos], np.diff(seqs.starts))
+    if (per_seq != values).any():
+        raise InputError(
+            f"column {column!r} (--multiprior) must be constant within each student's sequence "
+            f"on a skill; student {str(seqs.students[0])!r} and others change value",
+            file=df.attrs.get("file"),
+            column=column,
+        )
+    codes, names = pd.factorize(values[first_pos])
+    return codes.astype(np.int64), np.array([f"{column}={v}" for v in names], dtype=object)
+
+
+def design_for_fit(df: pd.DataFrame, seqs: Sequences, spec: VariantSpec) -> Design:
+    """Groups as they occur in the data (each skill gets the groups seen in its responses)."""
+    n_skills = len(seqs.skills)
+    resp_skill = np.repeat(seqs.seq_skill, np.diff(seqs.starts))
+    pk, pnames = _prior_keys(df, seqs, spec)
+    tk, tnames = _transition_keys(df, seqs, spec)
+    ek, enames = _emission_keys(df, seqs, spec)
+    pg, p_per = _local_groups(seqs.seq_skill, pk, n_skills)
+    tg, t_per = _local_groups(resp_skill, tk, n_skills)
+    eg, e_per = _local_groups(resp_skill, ek, n_skills)
+    labels = []
+    dims = np.zeros((n_skills, 4), dtype=np.int64)
+    lo = 0
+    for k in range(n_skills):
+        lab = {"prior": list(pnames[p_per[k]]), "transition": list(tnames[t_per[k]]),
+               "emission": list(enames[e_per[k]])}  # fmt: skip
+        labels.append(lab)
+        n_p, n_t, n_e = len(lab["prior"]), len(lab["transition"]), len(lab["emission"])
+        dims[k] = (lo, n_p, n_t, n_e)
+        lo += n_p + 2 * n_t + 2 * n_e
+    return Design(pg, tg, eg, labels, dims)
+
+
+def _block_labels(design: Design, k: int, block: str) -> list[str]:
+    kind = {"prior": "prior", "learn": "transition", "forget": "transition",
+            "guess": "emission", "slip": "emission"}[block]  # fmt: skip
+    return design.labels[k][kind]
+
+
+# -- starting points, bounds, held values -----------------------------------------------------
+def _bounds(design: Design, spec: VariantSpec, guess_max: float, slip_max: float):
+    lo = np.full(design.n_theta, _EPS)
+    hi = np.full(design.n_theta, 1 - _EPS)
+    free = np.ones(design.n_theta, dtype=bool)
+    for k in range(len(design.labels)):
+        hi[design.block_slice(k, "guess")] = guess_max - _EPS
+        hi[design.block_slice(k, "slip")] = slip_max - _EPS
+        f = design.block_slice(k, "forget")
+        lo[f] = 0.0
+        if not spec.forgets:
+            hi[f] = 0.0
+            free[f] = False
+    return lo, hi, free
+
+
+def _fill(theta: np.ndarray, design: Design, values: dict[str, float]) -> None:
+    for k in range(len(design.labels)):
+        for name, v in values.items():
+            theta[..., design.block_slice(k, name)] = v
+
+
+def initial_points(design, spec, n_restarts, seed, guess_max, slip_max, boundary=True):
+    """(n_restarts, n_theta): a neutral start, starts near guess = 0 and near slip = 0 (with
+    three restarts or more; BKT's optima often lie there), then random ones (seeded), as
+    classic BKT's restarts."""
+    gen = make_rng(seed)
+    f0 = 0.02 if spec.forgets else 0.0
+    inits = np.empty((n_restarts, design.n_theta))
+    _fill(inits[0], design, {"prior": 0.3, "learn": 0.1, "forget": f0, "guess": 0.2, "slip": 0.1})
+    ranges = {"prior": (0.05, 0.95), "learn": (0.01, 0.5), "forget": (0.0, 0.2 if f0 else 0.0),
+              "guess": (0.01, min(0.45, guess_max)), "slip": (0.01, min(0.45, slip_max))}  # fmt: skip
+    for r in range(1, n_restarts):
+        for k in range(len(design.labels)):
+            for name, (a, b) in ranges.items():
+                sl = design.block_slice(k, name)
+                inits[r, sl] = gen.uniform(a, b, size=sl.stop - sl.start)
+    if boundary and n_restarts >= 3:
+        base = {"prior": 0.5, "learn": 0.2, "forget": f0}
+        _fill(inits[1], design, {**base, "guess": 0.02, "slip": 0.2})
+        _fill(inits[2], design, {**base, "guess": 0.2, "slip": 0.02})
+    return inits
+
+
+def _check_long(table: pd.DataFrame, what: str, extra: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Normalise a long table (skill and group default to '*'); refuse unknown parameters."""
+    t = table.copy()
+    for c in ("skill", "group"):
+        if c not in t.columns:
+            t[c] = "*"
+    missing = [c for c in ("parameter", "value") if c not in t.columns]
+    if missing:
+        raise InputError(f"{what}: expected columns skill, parameter, group, value; missing "
+                         + ", ".join(missing))  # fmt: skip
+    t["skill"] = t["skill"].astype(str)
+    t["group"] = t["group"].astype(str)
+    t["parameter"] = t["parameter"].astype(str).str.strip()
+    bad = ~t["parameter"].isin(list(PARAM_NAMES) + list(extra))
+    if bad.any():
+        raise InputError(
+            f"{what}: unknown parameter {t['parameter'][bad].iloc[0]!r} (expected one of "
+            + ", ".join(PARAM_NAMES + extra)
+            + ")"
+        )
+    v = pd.to_numeric(t["value"], errors="coerce")
+    if v.isna().any() or ((v < 0) | (v > 1)).any():
+        raise InputError(f"{what}: every value must be a probability in [0, 1]")
+    t["value"] = v.astype(float)
+    return t
+
+
+def _apply_table(table, design, skills, theta, what, free=None, lo=None, hi=None) -> None:
+    """Write a long table's values into ``theta`` (and hold them when ``free`` is given)."""
+    skill_index = {str(s): k for k, s in enumerate(skills)}
+    for row in table.itertuples(index=False):
+        ks = range(len(skills)) if row.skill == "*" else [skill_index.get(row.skill)]
+        if None in ks:
+            raise InputError(f"{what}: unknown skill {row.skill!r}: not in the response data")
+        hit = False
+        for k in ks:
+            labels = _block_labels(design, k, row.parameter)
+            sl = design.block_slice(k, row.parameter)
+            pos = range(len(labels)) if row.group == "*" else (
+                [i for i, g in enumerate(labels) if g == row.group])  # fmt: skip
+            for i in pos:
+                theta[..., sl.start + i] = row.value
+                if free is not None:
+                    free[sl.start + i] = False
+                    lo[sl.start + i] = hi[sl.start + i] = row.value
+                hit = True
+        if not hit:
+            raise InputError(
+                f"{what}: unknown group {row.group!r} of {row.parameter} (skill {row.skill}); "
+                f"groups look like * or COLUMN=VALUE as the fitted parameter file writes them"
+            )
+
+
+# -- fitting -----------------------------------------------------------------------------------
+@dataclass
+class VariantFit:
+    params: pd.DataFrame  # long: skill, parameter, group, value, free
+    log_likelihood: pd.Series
+    n_iter: pd.Series
+    converged: pd.Series
+    restarts: pd.DataFrame
+    n_params: int
+
+
+def _run_em(model, seqs, design, inits, free, lo, hi, job_skill, job_restart, tol):
+    return VK.em_jobs(
+        seqs.obs, seqs.starts, seqs.skill_starts, design.pg, design.tg, design.eg, design.dims,
+        job_skill, job_restart, inits, free, lo, hi, int(model.max_iter), float(tol),
+        bool(model.accelerate),
+    )  # fmt: skip
+
+
+def _shares(seqs: Sequences, design: Design, spec: VariantSpec) -> np.ndarray | None:
+    """Share of each skill's sequences in each first-response class (per theta prior slot)."""
+    if spec.multiprior is not True:
+        return None
+    counts = np.zeros(design.n_theta)
+    np.add.at(counts, design.dims[seqs.seq_skill, 0] + design.pg, 1.0)
+    out = np.zeros(design.n_theta)
+    for k in range(len(design.labels)):
+        sl = design.block_slice(k, "prior")
+        out[sl] = counts[sl] / counts[sl].sum()
+    return out
+
+
+def fit_variant(model, data: pd.DataFrame, spec: VariantSpec) -> VariantFit:
+    """Fit every skill's grouped parameters by EM with restarts (as ``BKT.fit_sequences``: all
+    restarts to a loose tolerance, the best on to ``model.tol``)."""
+    spec.check()
+    if model.n_restarts < 1:
+        raise ValueError("n_restarts must be at least 1")
+    seqs, _ = pack(data, model.columns)
+    design = design_for_fit(data, seqs, spec)
+    lo, hi, free = _bounds(design, spec, model.guess_max, model.slip_max)
+    R = model.n_restarts
+    inits = initial_points(design, spec, R, model.seed, model.guess_max, model.slip_max,
+                           boundary=model.BOUNDARY_STARTS)  # fmt: skip
+    if model.init is not None:
+        _apply_table(_check_long(model.init, "init"), design, seqs.skills, inits[0], "init")
+    if model.fixed is not None:
+        fixed = _check_long(model.fixed, "fixed")
+        _apply_table(fixed, design, seqs.skills, inits, "fixed", free, lo, hi)
+    n_skills = len(seqs.skills)
+    loose = max(model.tol, model.LOOSE_TOL) if R > 1 else model.tol
+    job_skill = np.repeat(np.arange(n_skills, dtype=np.int64), R)
+    job_restart = np.tile(np.arange(R, dtype=np.int64), n_skills)
+    theta, info = _run_em(model, seqs, design, inits, free, lo, hi, job_skill, job_restart, loose)
+    info = info.reshape(n_skills, R, 3)
+    best = np.argmax(info[:, :, 0], axis=1)
+    chosen = np.empty(design.n_theta)
+    for k in range(n_skills):
+        sl = slice(design.dims[k, 0], design.block_slice(k, "slip").stop)
+        chosen[sl] = theta[best[k], sl]
+    final = info[np.arange(n_skills), best].copy()
+    if loose > model.tol:
+        polished, pinfo = _run_em(model, seqs, design, chosen[None, :].copy(), free, lo, hi,
+                                  np.arange(n_skills, dtype=np.int64),
+                                  np.zeros(n_skills, dtype=np.int64), model.tol)  # fmt: skip
+        chosen = polished[0]
+        pinfo[:, 1] += final[:, 1]
+        final = pinfo
+    index = pd.Index(seqs.skills.astype(str), name="skill")
+    params = _long_table(design, seqs.skills, chosen, free, _shares(seqs, design, spec))
+    restarts = pd.DataFrame({
+        "skill": np.repeat(index.to_numpy(), R), "restart": np.tile(np.arange(R), n_skills),
+        "log_likelihood": info[:, :, 0].reshape(-1), "n_iter": info[:, :, 1].reshape(-1).astype(int),
+        "converged": info[:, :, 2].reshape(-1).astype(bool)})  # fmt: skip
+    return VariantFit(
+        params=params,
+        log_likelihood=pd.Series(final[:, 0], index=index, name="log_likelihood"),
+        n_iter=pd.Series(final[:, 1].astype(int), index=index, name="n_iter"),
+        converged=pd.Series(final[:, 2].astype(bool), index=index, name="converged"),
+        restarts=restarts,
+        n_params=int(free.sum()),
+    )
+
+
+def _long_table(design, skills, theta, free, shares) -> pd.DataFrame:
+    rows = []
+    for k, skill in enumerate(skills):
+        for block in _BLOCKS:
+            sl = design.block_slice(k, block)
+            for i, label in enumerate(_block_labels(design, k, block)):
+                j = sl.start + i
+                rows.append((str(skill), block, label, float(theta[j]), int(free[j])))
+        if shares is not None:
+            sl = design.block_slice(k, "prior")
+            for i, label in enumerate(design.labels[k]["prior"]):
+                rows.append((str(skill), "share", label, float(shares[sl.start + i]), 0))
+    return pd.DataFrame(rows, columns=[*LONG_COLUMNS, "free"])
+
+
+# -- prediction from a long table --------------------------------------------------------------
+def _spec_of(params: pd.DataFrame) -> VariantSpec:
+    """The groupings a long parameter table was fitted with, read off its group labels."""
+
+    def column_of(labels: pd.Series, what: str) -> str | None:
+        labels = labels[labels != "*"]
+        if labels.empty:
+            return None
+        cols = labels.str.partition("=")[0].unique()
+        if len(cols) > 1 or not labels.str.contains("=", regex=False).all():
+            raise InputError(f"unknown group {labels.iloc[0]!r} of {what}: groups of one "
+                             "parameter are * or COLUMN=VALUE with one COLUMN")  # fmt: skip
+        return str(cols[0])
+
+    by = {p: params.loc[params["parameter"] == p, "group"] for p in _BLOCKS}
+    em = column_of(pd.concat([by["guess"], by["slip"]]), "guess/slip")
+    tr = pd.concat([by["learn"], by["forget"]])
+    tc = column_of(tr, "learn/forget")
+    is_pair = tc is not None and tr.str.partition("=")[2].str.contains(">|^\\(first\\)$").any()
+    pc = column_of(by["prior"], "prior")
+    prior: bool | str = False if pc is None else (True if pc == FIRST else pc)
+    forgets = bool((params.loc[params["parameter"] == "forget", "value"] > 0).any())
+    return VariantSpec(forgets=forgets, multigs=em, multiprior=prior,
+                       multilearn=None if is_pair else tc, multipair=tc if is_pair else None)  # fmt: skip
+
+
+def _theta_from_long(params, seqs, design) -> tuple[Design, np.ndarray, np.ndarray | None]:
+    """Map the table's values onto the data's groups; a data group the table lacks (an item not
+    seen in fitting) gets the skill's mean over that parameter's groups."""
+    missing = [str(s) for s in seqs.skills if s not in set(params["skill"])]
+    if missing:
+        raise InputError(f"no parameters for skill {missing[0]!r} of the data; the parameter "
+                         "file must have rows for every skill")  # fmt: skip
+    by_skill = {s: g for s, g in params.groupby("skill", sort=False)}
+    chunks, shares, dims = [], [], np.zeros_like(design.dims)
+    lo = 0
+    for k, skill in enumerate(seqs.skills):
+        table = by_skill[str(skill)]
+        n_p, n_t, n_e = (int(x) for x in design.dims[k, 1:])
+        dims[k] = (lo, n_p, n_t, n_e)
+        for block in _BLOCKS:
+            chunks.append(_block_values(table, block, _block_labels(design, k, block), skill))
+        sh = table[table["parameter"] == "share"].set_index("group")["value"]
+        prior_lab = _block_labels(design, k, "prior")
+        shares.append(sh.reindex(prior_lab).fillna(0.0).to_numpy() if len(sh) else np.zeros(n_p))
+        lo += n_p + 2 * n_t + 2 * n_e
+    theta = np.concatenate(chunks)
+    share_vec = np.zeros_like(theta)
+    for k in range(len(seqs.skills)):
+        share_vec[dims[k, 0] : dims[k, 0] + dims[k, 1]] = shares[k]
+    out = Design(design.pg, design.tg, design.eg, design.labels, dims)
+    return out, theta, share_vec if share_vec.any() else None
+
+
+def _block_values(table, block, labels, skill) -> np.ndarray:
+    rows = table[table["parameter"] == block].set_index("group")["value"]
+    if rows.empty:
+        if block == "forget":
+            return np.zeros(len(labels))
+        raise InputError(f"no {block} parameter for skill {skill!r} in the parameter file")
+    if "*" in rows.index:
+        return np.full(len(labels), float(rows["*"]))
+    return rows.reindex(labels).fillna(float(rows.mean())).to_numpy()
+
+
+def _forward_theta(seqs, design, theta, shares):
+    pc = np.empty(seqs.n_responses)
+    pk = np.empty(seqs.n_responses)
+    VK.forward(seqs.obs, seqs.starts, seqs.seq_skill, design.pg, design.tg, design.eg,
+               design.dims, theta, pc, pk)  # fmt: skip
+    if shares is not None:  # first response of first-response classes: prior mixed by share
+        first = seqs.starts[:-1]
+        k = seqs.seq_skill
+        lo, n_p, n_t, n_e = (design.dims[k, j] for j in range(4))
+        prior = np.zeros(len(first))
+        for c in range(int(n_p.max())):
+            ok = c < n_p
+            prior[ok] += shares[lo[ok] + c] * theta[lo[ok] + c]
+        guess = theta[lo + n_p + 2 * n_t + design.eg[first]]
+        slip = theta[lo + n_p + 2 * n_t + n_e + design.eg[first]]
+        pc[first] = prior * (1 - slip) + (1 - prior) * guess
+    return pc, pk
+
+
+def prepare(data: pd.DataFrame, params: pd.DataFrame, columns: Columns | None):
+    """Pack ``data`` and line up a long parameter table with it."""
+    params = _check_long(params, "parameter file", extra=("share",))
+    seqs, _ = pack(data, columns)
+    spec = _spec_of(params)
+    design = design_for_fit(data, seqs, spec)
+    design, theta, shares = _theta_from_long(params, seqs, design)
+    return seqs, design, theta, shares
+
+
+def forward_sequences_long(data, params, columns=None) -> tuple[Sequences, np.ndarray, np.ndarray]:
+    """``(seqs, p_correct, p_known)`` in packed order."""
+    seqs, design, theta, shares = prepare(data, params, columns)
+    pc, pk = _forward_theta(seqs, design, theta, shares)
+    return seqs, pc, pk
+
+
+def forward_long(data: pd.DataFrame, params: pd.DataFrame, columns=None) -> pd.DataFrame:
+    """``data`` with ``p_correct`` and ``p_known`` (row order kept), for a long table."""
+    seqs, pc, pk = forward_sequences_long(data, params, columns)
+    out = data.copy()
+    out["p_correct"] = seqs.unpack(pc)
+    out["p_known"] = seqs.unpack(pk)
+    return out
+
+
+def score_long(data: pd.DataFrame, params: pd.DataFrame, columns=None) -> pd.Series:
+    """Log-likelihood of each skill's responses under a long table."""
+    seqs, design, theta, _ = prepare(data, params, columns)
+    ll = VK.loglik_skills(seqs.obs, seqs.starts, seqs.skill_starts, design.pg, design.tg,
+                          design.eg, design.dims, theta)  # fmt: skip
+    return pd.Series(ll, index=pd.Index(seqs.skills.astype(str), name="skill"))
+
+
+# -- files -------------------------------------------------------------------------------------
+def wide_to_long(params: pd.DataFrame) -> pd.DataFrame:
+    """Classic one-row-per-skill parameters as a long table (group ``*``)."""
+    p = params.reset_index() if "skill" not in params.columns else params
+    long = p.melt(id_vars="skill", value_vars=[c for c in _BLOCKS if c in p.columns],
+                  var_name="parameter", value_name="value")  # fmt: skip
+    long.insert(2, "group", "*")
+    return long[list(LONG_COLUMNS)]
+
+
+def long_to_wide(params: pd.DataFrame) -> pd.DataFrame | None:
+    """The classic wide table when every group is ``*``; None for a variant's table."""
+    if (params["group"] != "*").any() or (params["parameter"] == "share").any():
+        return None
+    wide = params.pivot(index="skill", columns="parameter", values="value")
+    for name in PARAM_NAMES:
+        if name not in wide.columns:
+            if name != "forget":
+                raise InputError(f"parameter file: no {name} for skill {wide.index[0]!r}")
+            wide[name] = 0.0
+    wide.index = wide.index.astype(str)
+    wide.index.name = "skill"
+    return wide[list(PARAM_NAMES)]
+
+
+def is_long(table: pd.DataFrame) -> bool:
+    return {"parameter", "value"} <= set(table.columns)
+
+
+def read_param_file(path: str | Path) -> pd.DataFrame:
+    """Read a parameter file in either format; returns a wide table when it is classic (one
+    value per skill and parameter) and a validated long table otherwise."""
+    from .params import read_params
+
+    df = read_table(path, text_columns=["skill", "group"])
+    if not is_long(df):
+        return read_params(path)
+    require_columns(df, ["skill", "parameter", "group", "value"])
+    out = pd.DataFrame({
+        "skill": text_column(df, "skill"), "parameter": text_column(df, "parameter"),
+        "group": text_column(df, "group"), "value": numeric_column(df, "value", low=0.0, high=1.0)})  # fmt: skip
+    if "free" in df.columns:
+        out["free"] = numeric_column(df, "free", low=0.0, high=1.0).astype(int)
+    out = _check_long(out, str(path), extra=("share",))
+    dup = out.duplicated(["skill", "parameter", "group"])
+    if dup.any():
+        r = out[dup].iloc[0]
+        raise InputError(
+            f"{path}: two rows for skill {r.skill!r}, {r.parameter}, group {r.group!r}"
+        )
+    _spec_of(out)  # refuses malformed group labels now rather than at prediction
+    wide = long_to_wide(out)
+    return wide if wide is not None else out
+
+
+def free_counts(params: pd.DataFrame) -> pd.Series:
+    """Free parameters per skill of a parameter table (for AIC/BIC): the ``free`` column of a
+    long table when present, otherwise every row but ``share`` rows and all-zero ``forget``."""
+    long = wide_to_long(params) if not is_long(params) else params
+    long = long[long["parameter"] != "share"]
+    if "free" in long.columns:
+        return long.groupby("skill")["free"].sum().astype(int)
+    zero_forget = long.groupby("skill").apply(
+        lambda g: bool((g.loc[g["parameter"] == "forget", "value"] == 0).all())
+    )
+    n = long.groupby("skill").size()
+    n_forget = long[long["parameter"] == "forget"].groupby("skill").size().reindex(n.index)
+    return (n - n_forget.fillna(0) * zero_forget.reindex(n.index)).astype(int)
+
+
+def read_long_table(path: str | Path) -> pd.DataFrame:
+    """Read a ``--fixed`` / ``--init`` table (skill and group optional, default ``*``)."""
+    df = read_table(path, text_columns=["skill", "group"])
+    require_columns(df, ["parameter", "value"])
+    return _check_long(df, str(path))
