@@ -369,3 +369,116 @@ def study(
         f"{res['true_first']['loglik']}/{skills} skills"
     )
     done(path)
+
+
+# -- model comparison and online tracking (crossvalidate, compare, roster) ----------------------
+FoldsOption = Annotated[int, typer.Option("--folds", help="Number of cross-validation folds.")]
+RestartsOption = Annotated[int, typer.Option("--restarts", help="EM runs per skill (BKT models).")]
+
+
+@app.command()
+def crossvalidate(
+    data: DataArg,
+    folds: FoldsOption = 5,
+    by: Annotated[
+        str, typer.Option("--by", help="Folds by 'student' (no student in two folds) or 'row'.")
+    ] = "student",
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", metavar="SPEC", help="bkt[-forgets][-multigs:COLUMN]..., afm or pfa."
+        ),
+    ] = "bkt",
+    forgets: Annotated[
+        bool, typer.Option("--forgets", help="Add forgetting to a BKT model (bkt-forgets).")
+    ] = False,
+    restarts: RestartsOption = 5,
+    seed: SeedOption = 1,
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+    col_student: ColStudent = "student",
+    col_skill: ColSkill = "skill",
+    col_correct: ColCorrect = "correct",
+    col_order: ColOrder = "order",
+    encoding: EncodingOption = "utf-8",
+) -> None:
+    """Held-out RMSE, AUC, accuracy and log-likelihood per fold and skill (mean ± SD)."""
+    from ..kt.model_runs import crossvalidate_run
+
+    spec = _with_forgets(model, forgets)
+    path = out_dir(out, "kt crossvalidate", overwrite)
+    res = crossvalidate_run(
+        path, data, spec=spec, n_folds=folds, by=by, seed=seed, n_restarts=restarts,
+        columns=_cols(col_student, col_skill, col_correct, col_order, "known"), encoding=encoding,
+    )  # fmt: skip
+    say(f"{spec}: held-out AUC {res['auc_mean']:.4f} ± {res['auc_sd']:.4f}, "
+        f"RMSE {res['rmse_mean']:.4f} ± {res['rmse_sd']:.4f} over {folds} folds")  # fmt: skip
+    done(path)
+
+
+def _with_forgets(spec: str, forgets: bool) -> str:
+    from ..io import InputError
+
+    if not forgets or "forgets" in spec.split("-"):
+        return spec
+    if not spec.startswith("bkt"):
+        raise InputError(f"--forgets applies to BKT models, not {spec!r}")
+    return spec.replace("bkt", "bkt-forgets", 1)
+
+
+@app.command()
+def compare(
+    data: DataArg,
+    models: Annotated[
+        str,
+        typer.Option("--models", help="Comma-separated model specs, e.g. bkt,bkt-forgets,afm,pfa."),
+    ] = "bkt,bkt-forgets,afm,pfa",
+    folds: FoldsOption = 5,
+    restarts: RestartsOption = 5,
+    seed: SeedOption = 1,
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+    col_student: ColStudent = "student",
+    col_skill: ColSkill = "skill",
+    col_correct: ColCorrect = "correct",
+    col_order: ColOrder = "order",
+    encoding: EncodingOption = "utf-8",
+) -> None:
+    """Models on the same student folds: held-out scores with CIs, AIC/BIC, paired differences."""
+    from ..kt.model_runs import compare_run
+
+    path = out_dir(out, "kt compare", overwrite)
+    res = compare_run(
+        path, data, models=models, n_folds=folds, seed=seed, n_restarts=restarts,
+        columns=_cols(col_student, col_skill, col_correct, col_order, "known"), encoding=encoding,
+        progress=lambda spec, s: say(f"{spec}: {s:.1f} s"),
+    )  # fmt: skip
+    say(f"best by held-out log-likelihood: {res['best_by_heldout_loglik']}")
+    done(path)
+
+
+@app.command()
+def roster(
+    params: Annotated[
+        Path, typer.Argument(help="Parameter file (one row per skill) or a saved model folder.")
+    ],
+    updates: Annotated[Path, typer.Option("--updates", help="Response log to replay.")],
+    threshold: Annotated[float, typer.Option(help="Mastery threshold on P(known).")] = 0.95,
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+    col_student: ColStudent = "student",
+    col_skill: ColSkill = "skill",
+    col_correct: ColCorrect = "correct",
+    col_order: ColOrder = "order",
+    encoding: EncodingOption = "utf-8",
+) -> None:
+    """Replay a response log through an online roster: p_correct and p_known per update."""
+    from ..kt.model_runs import roster_run
+
+    path = out_dir(out, "kt roster", overwrite)
+    res = roster_run(
+        path, params, updates, threshold=threshold, encoding=encoding,
+        columns=_cols(col_student, col_skill, col_correct, col_order, "known"),
+    )  # fmt: skip
+    say(f"{res['n_updates']} updates for {res['n_students']} students (updates.csv, state.csv)")
+    done(path)
