@@ -70,16 +70,23 @@ def test_a_bad_max_failures_is_refused(edueval, tmp_path, questions, value):
 
 
 @pytest.mark.parametrize(
-    "reply",
-    ['{"Correct Choice": "B', '{"Correct Choice": "B"} or maybe {"Correct Choice": "C"}', ""],
-    ids=["cut off", "two answers", "empty"],
-)
-def test_unusable_replies_are_unparseable_and_never_cached(edueval, tmp_path, questions, reply):
-    finish = "length" if reply.startswith('{"Correct Choice": "B') and "}" not in reply else "stop"
+    ("prompt", "reply"),
+    [("simple", '{"Correct Choice": "B'),
+     ("simple", '{"Correct Choice": "B"} or maybe {"Correct Choice": "C"}'),
+     ("simple", ""),
+     ("cot", "Step 1: the choice is what rationale B gives, since 3 x 4 = 12 and then"),
+     ("cot", 'Reasoning... {"Correct Choice": "B"} on reflection {"Correct Choice": "D"}')],
+    ids=["cut off", "two answers", "empty", "cot cut off before its answer", "cot two answers"],
+)  # fmt: skip
+def test_unusable_replies_are_unparseable_and_never_cached(
+    edueval, tmp_path, questions, prompt, reply
+) -> None:
+    finish = "stop" if reply.endswith("}") or not reply else "length"
     with ScriptedServer(lambda body: ScriptReply(reply, finish_reason=finish)) as server:
-        first = _run(edueval, tmp_path, questions, server, "--max-failures", "100%")
+        args = ("--max-failures", "100%", "--prompt", prompt)
+        first = _run(edueval, tmp_path, questions, server, *args)
         calls = server.calls
-        again = _run(edueval, tmp_path, questions, server, "--max-failures", "100%")
+        again = _run(edueval, tmp_path, questions, server, *args)
     assert first.code == 0 and again.code == 0, (first, again)
     results = json.loads((tmp_path / "p3" / "results.json").read_text())
     assert results["n_unparseable"] == 15 and results["mia"]["unparseable"] == 9

@@ -60,6 +60,7 @@ def _request(messages, prompt: str, scoring: str, tag: str) -> ChatRequest:
         json_schema=ANSWER_SCHEMA if prompt == "simple" else None,
         top_logprobs=TOP_LOGPROBS if scoring == "logprob" else None,
         tag=tag,
+        answer_json=True,  # a chain of thought cut off before its answer is not cached
     )
 
 

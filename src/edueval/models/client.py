@@ -98,12 +98,13 @@ def _unwrap(value: ChatResult | _Raised) -> ChatResult:
 
 def usable(request: ChatRequest, result: ChatResult) -> bool:
     """Whether an answer may be cached: a successful call with some text, which -- when the
-    request asked for JSON -- holds one complete JSON value.  An empty completion or JSON cut off
-    by the token limit is kept out of the cache, so a re-run asks again instead of replaying it
-    for good (it is still logged and counted as the run's answer)."""
+    request asked for JSON or for free text ending in a JSON answer (``answer_json``) -- holds a
+    complete JSON value.  An empty completion or JSON cut off by the token limit is kept out of
+    the cache, so a re-run asks again instead of replaying it for good (it is still logged and
+    counted as the run's answer)."""
     if not result.ok or not (result.text or "").strip():
         return False
-    if request.json_schema is not None or request.json_mode:
+    if request.wants_json or request.answer_json:
         from .jsonparse import parse_json_answer
 
         return parse_json_answer(result.text, expect=None) is not None

@@ -46,6 +46,10 @@ class ChatRequest:
     seed : sampling seed (backends that support it); irrelevant at temperature 0 on most backends.
     tag : the caller's label for this request (e.g. an item id).  Written to ``calls.jsonl`` but
         *not* part of the cache key, so two items with the same prompt share one cached answer.
+    answer_json : the reply is free text that must *end* in a JSON answer (a chain of thought,
+        say) although no JSON is forced on it.  It does not change the request sent, only which
+        replies are kept in the cache: one without a complete JSON value (cut off by the token
+        limit before its answer) is not.  Not part of the cache key.
 
     Use :meth:`user` for the common one-prompt case.
     """
@@ -59,6 +63,7 @@ class ChatRequest:
     stop: tuple[str, ...] | None = None
     seed: int | None = None
     tag: str | None = field(default=None, compare=False)
+    answer_json: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         msgs = self.messages
