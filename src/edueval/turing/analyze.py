@@ -197,11 +197,11 @@ class TuringResults:
             f"[{self.diff_ci['naive'][0]:+.4f}, {self.diff_ci['naive'][1]:+.4f}], clustered "
             f"[{self.diff_ci['clustered'][0]:+.4f}, {self.diff_ci['clustered'][1]:+.4f}]",
             "",
-            f"{'test':<42}{'SE':<10}{'estimate':>9}{'std err':>9}{'stat':>9}{'p':>9}",
+            f"{'test':<46}{'SE':<10}{'estimate':>9}{'std err':>9}{'stat':>9}{'p':>9}",
         ]
         for r in self.tests.itertuples():
             lines.append(
-                f"{r.test:<42}{r.se:<10}{r.estimate:>9.4f}{r.std_err:>9.4f}{r.statistic:>9.3f}"
+                f"{r.test:<46}{r.se:<10}{r.estimate:>9.4f}{r.std_err:>9.4f}{r.statistic:>9.3f}"
                 f"{r.p_value:>9.4f}"
             )
         lines += [
@@ -274,9 +274,10 @@ def analyze_choices(
         diff_ci[kind] = (float(bt.diff) - t1 * se_k, float(bt.diff) + t1 * se_k)
         tests.append(
             {
-                "test": "McNemar p_AI = p_Human (reported)"
-                + (" (exact)" if kind == "naive" and bool(bt.mcnemar_exact) else "")
-                + (" (Durkalski)" if kind == "clustered" else ""),
+                "test": "McNemar p_AI = p_Human"
+                + (", exact" if kind == "naive" and bool(bt.mcnemar_exact) else "")
+                + (", Durkalski" if kind == "clustered" else "")
+                + " (reported)",
                 "se": kind,
                 "estimate": float(bt.diff),
                 "std_err": se_k,
