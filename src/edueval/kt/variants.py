@@ -56,7 +56,7 @@ import pandas as pd
 from ..io import InputError, numeric_column, read_table, require_columns, text_column
 from ..seeding import rng as make_rng
 from . import _variant_kernels as VK
-from .data import Columns, Sequences, pack
+from .data import Columns, Sequences, pack, time_major
 from .params import PARAM_NAMES
 
 __all__ = [
@@ -148,8 +148,9 @@ def _local_groups(item_skill: np.ndarray, keys: np.ndarray, n_skills: int):
     return local.astype(np.int64), per_skill
 
 
-def _column_values(df: pd.DataFrame, seqs: Sequences, column: str, what: str) -> np.ndarray:
-    """COLUMN's values as text, in packed order."""
+def _column_codes(df: pd.DataFrame, seqs: Sequences, column: str, what: str):
+    """COLUMN as codes in packed order and the text of each code (factorised on the original
+    values: hashing the cells once is much cheaper than turning them into text first)."""
     if column not in df.columns:
         raise InputError(
             f"unknown column {column!r} for {what}: the response data has "
@@ -163,10 +164,11 @@ def _column_values(df: pd.DataFrame, seqs: Sequences, column: str, what: str) ->
             file=df.attrs.get("file"),
             column=column,
         )
-    values = col.to_numpy()
-    if pd.api.types.is_float_dtype(col.dtype) and np.all(values == np.floor(values)):
-        values = values.astype(np.int64)
-    return values.astype(str)[seqs.row]
+    codes, uniques = pd.factorize(col.to_numpy(dtype=object) if col.dtype == object else col)
+    names = np.asarray(uniques)
+    if np.issubdtype(names.dtype, np.floating) and np.all(names == np.floor(names)):
+        names = names.astype(np.int64)
+    return codes.astype(np.int64)[seqs.row], names.astype(str).astype(object)
 
 
 def _seq_first(seqs: Sequences) -> np.ndarray:
@@ -175,20 +177,23 @@ def _seq_first(seqs: Sequences) -> np.ndarray:
     return first
 
 
+def _labelled(column: str, names: np.ndarray) -> np.ndarray:
+    return np.array([f"{column}={v}" for v in names], dtype=object)
+
+
 def _emission_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
     if not spec.multigs:
         return np.zeros(seqs.n_responses, np.int64), np.array(["*"], dtype=object)
-    values = _column_values(df, seqs, spec.multigs, "--multigs")
-    codes, names = pd.factorize(values)
-    return codes.astype(np.int64), np.array([f"{spec.multigs}={v}" for v in names], dtype=object)
+    codes, names = _column_codes(df, seqs, spec.multigs, "--multigs")
+    return codes, _labelled(spec.multigs, names)
 
 
-def _no_gt(values: np.ndarray, column: str, option: str) -> None:
-    bad = np.flatnonzero(np.char.find(values.astype(str), ">") >= 0)
-    if len(bad):
+def _no_gt(names: np.ndarray, column: str, option: str) -> None:
+    bad = [v for v in names if ">" in v]
+    if bad:
         raise InputError(
-            f"value {values[bad[0]]!r} of column {column!r} ({option}) contains '>', which "
-            "parameter files use to write pairs"
+            f"value {bad[0]!r} of column {column!r} ({option}) contains '>', which parameter "
+            "files use to write pairs"
         )
 
 
@@ -199,20 +204,22 @@ def _transition_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
     if not column:
         return np.zeros(seqs.n_responses, np.int64), np.array(["*"], dtype=object)
     option = "--multilearn" if spec.multilearn else "--multipair"
-    values = _column_values(df, seqs, column, option)
-    _no_gt(values, column, option)
+    codes, names = _column_codes(df, seqs, column, option)
+    _no_gt(names, column, option)
     if spec.multilearn:
-        codes, names = pd.factorize(values)
-        return codes.astype(np.int64), np.array([f"{column}={v}" for v in names], dtype=object)
-    labels = np.empty(seqs.n_responses, dtype=object)
+        return codes, _labelled(column, names)
+    n = len(names)
     first = _seq_first(seqs)
-    labels[first] = f"{column}={PAIR_FIRST}"
-    idx = np.flatnonzero(~first)
-    labels[idx] = np.char.add(
-        np.char.add(f"{column}=", values[idx - 1].astype(str)), np.char.add(">", values[idx])
-    ).astype(object)
-    codes, names = pd.factorize(labels)
-    return codes.astype(np.int64), np.asarray(names, dtype=object)
+    prev = np.empty_like(codes)
+    prev[1:] = codes[:-1]
+    keys = np.where(first, n * n, prev * n + codes)  # n * n: a sequence's first move
+    used, keys = np.unique(keys, return_inverse=True)
+    labels = np.array(
+        [f"{column}={PAIR_FIRST}" if k == n * n else f"{column}={names[k // n]}>{names[k % n]}"
+         for k in used],
+        dtype=object,
+    )  # fmt: skip
+    return keys.astype(np.int64), labels
 
 
 def _prior_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
@@ -224,17 +231,18 @@ def _prior_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
     if not spec.multiprior:
         return np.zeros(seqs.n_sequences, np.int64), np.array(["*"], dtype=object)
     column = str(spec.multiprior)
-    values = _column_values(df, seqs, column, "--multiprior")
-    per_seq = np.repeat(values[first_pos], np.diff(seqs.starts))
-    if (per_seq != values).any():
+    codes, names = _column_codes(df, seqs, column, "--multiprior")
+    per_seq = np.repeat(codes[first_pos], np.diff(seqs.starts))
+    if (per_seq != codes).any():
+        s = int(np.searchsorted(seqs.starts, np.flatnonzero(per_seq != codes)[0], "right") - 1)
         raise InputError(
-            f"column {column!r} (--multiprior) must be constant within each student's sequence "
-            f"on a skill; student {str(seqs.students[0])!r} and others change value",
+            f"column {column!r} (--multiprior-col) must be constant within each student's "
+            f"sequence on a skill; it changes for student {str(seqs.students[s])!r} on skill "
+            f"{str(seqs.skills[seqs.seq_skill[s]])!r}",
             file=df.attrs.get("file"),
             column=column,
         )
-    codes, names = pd.factorize(values[first_pos])
-    return codes.astype(np.int64), np.array([f"{column}={v}" for v in names], dtype=object)
+    return codes[first_pos], _labelled(column, names)
 
 
 def design_for_fit(df: pd.DataFrame, seqs: Sequences, spec: VariantSpec) -> Design:
@@ -374,11 +382,26 @@ class VariantFit:
     n_params: int
 
 
-def _run_em(model, seqs, design, inits, free, lo, hi, job_skill, job_restart, tol):
+def _time_major_groups(seqs: Sequences, design: Design):
+    """The time-major layout of ``data.time_major`` with the group indices moved along."""
+    tm = time_major(seqs)
+    tg = np.empty_like(design.tg)
+    eg = np.empty_like(design.eg)
+    tg[tm.position] = design.tg
+    eg[tm.position] = design.eg
+    # a sequence's place in its skill's time-major order = where its first response went
+    k = seqs.seq_skill
+    rank = tm.position[seqs.starts[:-1]] - tm.obs_lo[k]
+    pg = np.empty_like(design.pg)
+    pg[seqs.skill_starts[k] + rank] = design.pg
+    return tm, pg, tg, eg
+
+
+def _run_em(model, layout, design, inits, free, lo, hi, job_skill, job_restart, tol):
+    tm, pg, tg, eg, seq_lo = layout
     return VK.em_jobs(
-        seqs.obs, seqs.starts, seqs.skill_starts, design.pg, design.tg, design.eg, design.dims,
-        job_skill, job_restart, inits, free, lo, hi, int(model.max_iter), float(tol),
-        bool(model.accelerate),
+        tm.obs, tm.obs_lo, tm.bs, tm.bs_lo, tm.T, seq_lo, pg, tg, eg, design.dims, job_skill,
+        job_restart, inits, free, lo, hi, int(model.max_iter), float(tol), bool(model.accelerate),
     )  # fmt: skip
 
 
@@ -413,10 +436,11 @@ def fit_variant(model, data: pd.DataFrame, spec: VariantSpec) -> VariantFit:
         fixed = _check_long(model.fixed, "fixed")
         _apply_table(fixed, design, seqs.skills, inits, "fixed", free, lo, hi)
     n_skills = len(seqs.skills)
+    layout = (*_time_major_groups(seqs, design), seqs.skill_starts)
     loose = max(model.tol, model.LOOSE_TOL) if R > 1 else model.tol
     job_skill = np.repeat(np.arange(n_skills, dtype=np.int64), R)
     job_restart = np.tile(np.arange(R, dtype=np.int64), n_skills)
-    theta, info = _run_em(model, seqs, design, inits, free, lo, hi, job_skill, job_restart, loose)
+    theta, info = _run_em(model, layout, design, inits, free, lo, hi, job_skill, job_restart, loose)
     info = info.reshape(n_skills, R, 3)
     best = np.argmax(info[:, :, 0], axis=1)
     chosen = np.empty(design.n_theta)
@@ -425,7 +449,7 @@ def fit_variant(model, data: pd.DataFrame, spec: VariantSpec) -> VariantFit:
         chosen[sl] = theta[best[k], sl]
     final = info[np.arange(n_skills), best].copy()
     if loose > model.tol:
-        polished, pinfo = _run_em(model, seqs, design, chosen[None, :].copy(), free, lo, hi,
+        polished, pinfo = _run_em(model, layout, design, chosen[None, :].copy(), free, lo, hi,
                                   np.arange(n_skills, dtype=np.int64),
                                   np.zeros(n_skills, dtype=np.int64), model.tol)  # fmt: skip
         chosen = polished[0]
