@@ -295,6 +295,17 @@ def test_unseen_group_uses_the_skill_mean():
     np.testing.assert_allclose(a["p_correct"], b.predict(new)["p_correct"], atol=1e-12)
 
 
+def test_init_sets_the_first_restart():
+    """With one E-step allowed, the fit stays at the starting values it was given."""
+    df, *_ = simulate_grouped(300, 10, [0.3], LEARN3, [0.0] * 3, GUESS3, SLIP3, seed=4)
+    start = BKT(n_restarts=2, seed=1, multigs="item").fit(df).params_
+    start = start.assign(value=(start["value"] * 0.9).where(start["parameter"] != "forget", 0.0))
+    m = BKT(n_restarts=1, max_iter=1, multigs="item", init=start).fit(df)
+    merged = m.params_.merge(start, on=["skill", "parameter", "group"])
+    np.testing.assert_allclose(merged["value_x"], merged["value_y"], atol=1e-12)
+    assert m.log_likelihood_.sum() == pytest.approx(m.score(df), rel=1e-12)
+
+
 def test_classic_fast_path_is_unchanged():
     df, *_ = simulate_grouped(300, 10, [0.3], [0.15] * 3, [0.0] * 3, [0.2] * 3, [0.1] * 3, seed=4)
     classic = BKT(n_restarts=3, seed=1).fit(df)
@@ -397,6 +408,8 @@ def test_wide_params_still_read(tmp_path, data_file, run):
         ([("*", "guesss", "*", 0.2)], ["--fixed"], "unknown parameter 'guesss'"),
         ([("*", "guess", "item=zz", 0.2)], ["--multigs", "item", "--fixed"], "unknown group"),
         ([("*", "guess", "*", 1.5)], ["--fixed"], "probability"),
+        (None, ["--multiprior-col", "item"], "must be constant"),
+        ([("nope", "guess", "*", 0.2)], ["--init"], "unknown skill 'nope'"),
     ],
 )
 def test_bad_input_exits_2(tmp_path, data_file, rows, options, message, run):
