@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rng", "child_rngs", "DEFAULT_SEED"]
+__all__ = ["rng", "child_rngs", "task_seeds", "DEFAULT_SEED"]
 
 DEFAULT_SEED = 20120601
 
@@ -23,3 +23,13 @@ def child_rngs(seed: int | None, n: int) -> list[np.random.Generator]:
     """``n`` independent generators derived from ``seed`` (one per chunk of work)."""
     ss = np.random.SeedSequence(DEFAULT_SEED if seed is None else seed)
     return [np.random.default_rng(s) for s in ss.spawn(n)]
+
+
+def task_seeds(seed: int | None, n: int) -> list[int]:
+    """``n`` independent integer seeds from ``SeedSequence(seed).spawn(n)``, one per task.
+
+    Integers (63 bits) so that a task -- one replication, one group of models -- is reproduced
+    alone by running it with its seed, and a task's numbers do not depend on which worker ran it.
+    """
+    ss = np.random.SeedSequence(DEFAULT_SEED if seed is None else seed)
+    return [int(c.generate_state(1, np.uint64)[0] >> np.uint64(1)) for c in ss.spawn(n)]

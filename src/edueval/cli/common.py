@@ -30,6 +30,24 @@ OverwriteOption = Annotated[
 SeedOption = Annotated[
     int, typer.Option("--seed", metavar="INTEGER", help="Seed of every random choice in the run.")
 ]
+ClusterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        metavar="local:N",
+        help="Run the independent tasks on a Dask LocalCluster of N worker processes "
+        "(needs edueval[scale]); results equal the in-process run.",
+    ),
+]
+SchedulerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Run the independent tasks on a running Dask scheduler (e.g. tcp://host:8786; "
+        "default: $EDUEVAL_SCHEDULER, else in process).",
+    ),
+]
 
 
 def typer_app(help: str, **settings: Any) -> typer.Typer:

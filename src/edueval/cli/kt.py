@@ -9,7 +9,18 @@ import typer
 
 from ..kt.bkt import BKT
 from ..kt.data import Columns, RowFilter
-from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app, warn
+from .common import (
+    ClusterOption,
+    OutOption,
+    OverwriteOption,
+    SchedulerOption,
+    SeedOption,
+    done,
+    out_dir,
+    say,
+    typer_app,
+    warn,
+)
 
 app = typer_app("Knowledge tracing: simulate, predict, fit, evaluate, and the P&Y study.")
 
@@ -340,11 +351,23 @@ def study(
             help="Also run the study simulated with the paper's prose prior.",
         ),
     ] = True,
+    replications: Annotated[
+        int,
+        typer.Option(
+            "--replications",
+            metavar="R",
+            help="Repeat the whole study R times, each from its own spawned seed, and report "
+            "Tables 2 and 3 per replication and their spread.",
+        ),
+    ] = 1,
     seed: SeedOption = 2013,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    cluster: ClusterOption = None,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """The Pardos & Yudelson study (Tables 2, 3, Experiment 3) beside the published values."""
+    from ..executor import open_executor
     from ..io import InputError
     from ..kt.pipeline import study_run
     from ..kt.study import StudyConfig
@@ -362,8 +385,13 @@ def study(
         cfg.validate()
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    if replications < 1:
+        raise InputError(f"--replications must be at least 1, got {replications}")
     path = out_dir(out, "kt study", overwrite)
-    res = study_run(path, cfg, sensitivity=sensitivity)
+    with open_executor(cluster, scheduler) as executor:
+        res = study_run(
+            path, cfg, sensitivity=sensitivity, replications=replications, executor=executor
+        )
     say(
         f"study finished in {res['seconds']:.1f} s: true set first by log-likelihood in "
         f"{res['true_first']['loglik']}/{skills} skills"

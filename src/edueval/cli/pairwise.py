@@ -8,8 +8,10 @@ from typing import Annotated
 import typer
 
 from .common import (
+    ClusterOption,
     OutOption,
     OverwriteOption,
+    SchedulerOption,
     SeedOption,
     bundled_or_given,
     done,
@@ -110,23 +112,38 @@ def fit(
         ),
     ] = 3,
     seed: SeedOption = 1,
+    groups_per_task: Annotated[
+        int,
+        typer.Option(
+            "--groups-per-task",
+            min=0,
+            help="Sample the item x attribute groups in blocks of this many (each block its own "
+            "NUTS run and task, seeded from --seed; 0: all groups in one run).",
+        ),
+    ] = 0,
+    cluster: ClusterOption = None,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Bayesian Bradley-Terry with order effect per (item, attribute), all sampled together."""
+    from ..executor import open_executor
     from ..pairwise.pipeline import fit_run
 
     path = out_dir(out, "pairwise fit", overwrite)
-    res = fit_run(
-        path,
-        data,
-        ties=ties,
-        exclude_path=exclude_raters,
-        chains=chains,
-        warmup=warmup,
-        draws=draws,
-        seed=seed,
-        min_comparisons=min_comparisons,
-        warn=warn,
-    )
+    with open_executor(cluster, scheduler) as executor:
+        res = fit_run(
+            path,
+            data,
+            ties=ties,
+            exclude_path=exclude_raters,
+            chains=chains,
+            warmup=warmup,
+            draws=draws,
+            seed=seed,
+            min_comparisons=min_comparisons,
+            warn=warn,
+            groups_per_task=groups_per_task,
+            executor=executor,
+        )
     say(
         f"{res['n_groups']} item x attribute models from {res['n_comparisons']} comparisons in "
         f"{res['sampling_seconds']:.1f} s; max R-hat {res['max_rhat']:.4f}, min ESS "

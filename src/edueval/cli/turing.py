@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app
+from .common import (
+    ClusterOption,
+    OutOption,
+    OverwriteOption,
+    SchedulerOption,
+    SeedOption,
+    done,
+    out_dir,
+    say,
+    typer_app,
+)
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -124,10 +134,13 @@ def power(
     ] = 0.2,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    cluster: ClusterOption = None,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Closed-form sample sizes and simulated power with a student random effect; with
     --coverage, the paper's coverage bounds (students x questions to see the top-k
     misconceptions)."""
+    from ..executor import open_executor
     from ..turing.pipeline import coverage_run, power_run
     from ..turing.power import Rates
 
@@ -141,19 +154,23 @@ def power(
         print(res["summary"])
         done(path)
         return
-    res = power_run(
-        path,
-        rates=Rates(p_ai, p_human, p_random),
-        eps_values=_floats(eps, "--eps"),
-        delta_values=_floats(delta, "--delta"),
-        rho_values=_floats(rho, "--rho"),
-        n_students=students,
-        m=questions,
-        alpha=alpha,
-        power=target,
-        reps=reps,
-        seed=seed,
-    )
+    eps_values, delta_values = _floats(eps, "--eps"), _floats(delta, "--delta")
+    rho_values = _floats(rho, "--rho")
+    with open_executor(cluster, scheduler) as executor:
+        res = power_run(
+            path,
+            rates=Rates(p_ai, p_human, p_random),
+            eps_values=eps_values,
+            delta_values=delta_values,
+            rho_values=rho_values,
+            n_students=students,
+            m=questions,
+            alpha=alpha,
+            power=target,
+            reps=reps,
+            seed=seed,
+            executor=executor,
+        )
     print(res["power_table"].to_string(index=False))
     done(path)
 
@@ -195,8 +212,11 @@ def simulate(
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    cluster: ClusterOption = None,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """The paper's first experiment with simulated students holding known mal-rules."""
+    from ..executor import open_executor
     from ..turing.pipeline import simulate_run
     from ..turing.simulate import DEFAULT_FREQUENCIES, SimConfig
 
@@ -218,13 +238,11 @@ def simulate(
         eps=eps, delta=delta, alpha=alpha, slip=slip, p_rule=p_rule, frequencies=freqs, seed=seed,
     )  # fmt: skip
     path = out_dir(out, "turing simulate", overwrite)
-    res = simulate_run(
-        path,
-        cfg,
-        n_students_grid=_ints(sizes, "--sizes"),
-        p_rules=_floats(p_rules, "--p-rules"),
-        log=say,
-    )
+    grid, rules = _ints(sizes, "--sizes"), _floats(p_rules, "--p-rules")
+    with open_executor(cluster, scheduler) as executor:
+        res = simulate_run(
+            path, cfg, n_students_grid=grid, p_rules=rules, log=say, executor=executor
+        )
     print(res["verdicts_main"].to_string(index=False))
     say(
         f"oracle draw rate {res['oracle_draw_rate']:.3f}; unconditioned told apart "

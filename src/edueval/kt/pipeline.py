@@ -23,6 +23,7 @@ from .params import PAPER_RANGES, params_matrix, random_params, read_params
 from .variants import forward_sequences_long, read_param_file
 
 if TYPE_CHECKING:
+    from ..executor import Executor
     from .study import StudyConfig
 
 __all__ = ["simulate_run", "predict_run", "fit_run", "evaluate_run", "study_run"]
@@ -52,10 +53,17 @@ def simulate_run(
     params_path: Path | None = None,
     seed: int,
     forget_max: float = 0.0,
+    items_per_skill: int = 0,
+    item_spread: float = 0.15,
+    item_learn: bool = False,
 ) -> dict:
-    """Simulate responses (with the true ``known`` state) from given or random parameters."""
+    """Simulate responses (with the true ``known`` state) from given or random parameters;
+    with ``items_per_skill``, on items with their own guess and slip (and learn with
+    ``item_learn``) drawn around the skill's (:mod:`edueval.kt.simulate_items`), and the true
+    parameters written in the long format."""
     if n_students < 1 or n_opportunities < 1:
         raise InputError("--students and --opportunities must be at least 1")
+    _check_items(items_per_skill, item_spread, item_learn)
     if params_path is not None:
         params = read_params(params_path)
         source = "file"
@@ -75,19 +83,27 @@ def simulate_run(
             "n_skills": len(params),
             "params_source": source,
             "forget_max": forget_max,
+            "items_per_skill": items_per_skill,
+            "item_spread": item_spread if items_per_skill else None,
+            "item_learn": item_learn,
         },
         seed=seed,
         inputs={"params": params_path} if params_path else None,
     )
-    df = simulate(params, n_students, n_opportunities, seed=seed + 1)
+    if items_per_skill:
+        df, true_params = _simulate_items(params, n_students, n_opportunities, seed + 1,
+                                          items_per_skill, item_spread, item_learn)  # fmt: skip
+    else:
+        df = simulate(params, n_students, n_opportunities, seed=seed + 1)
+        true_params = params.reset_index()
     run.table("responses", df)
-    run.table("params", params.reset_index())
+    run.table("params", true_params)
     rep = Report(
         "Simulated BKT responses",
         f"{n_students} students x {len(params)} skills x "
         f"{n_opportunities} opportunities, seed {seed}",
     )
-    rep.section("Generating parameters").table(params.reset_index())
+    rep.section("Generating parameters").table(true_params)
     rep.section("Learning curve").figure(_learning_curve(df))
     results = {
         "n_responses": len(df),
@@ -97,6 +113,24 @@ def simulate_run(
     }
     run.finish(results, rep.render())
     return results
+
+
+def _check_items(items_per_skill: int, spread: float, item_learn: bool) -> None:
+    if items_per_skill < 0:
+        raise InputError(f"--items-per-skill must be 0 (no items) or more, got {items_per_skill}")
+    if not 0 <= spread <= 0.5:
+        raise InputError(f"--item-spread must be in [0, 0.5], got {spread}")
+    if item_learn and not items_per_skill:
+        raise InputError("--item-learn needs --items-per-skill")
+
+
+def _simulate_items(params, n_students, n_opportunities, seed, n_items, spread, item_learn):
+    """Responses with an ``item`` column and the true parameters as a long table."""
+    from .simulate_items import draw_item_params, item_params_long, simulate_items
+
+    ip = draw_item_params(params, n_items, rng(seed), spread=spread, item_learn=item_learn)
+    df = simulate_items(ip, n_students, n_opportunities, seed=seed + 1)
+    return df, item_params_long(ip)
 
 
 def _selection(df: pd.DataFrame, encoding: str, rows: RowFilter | None, warn) -> dict:
@@ -416,24 +450,38 @@ def evaluate_run(
     return results
 
 
-def study_run(out: Path, config: StudyConfig, *, sensitivity: bool = True) -> dict:
-    """The full Pardos & Yudelson study with its report."""
-    from .study import StudyConfig, headline, run_study
-    from .study_report import figures_of as study_figures
-    from .study_report import study_report
+def study_run(
+    out: Path,
+    config: StudyConfig,
+    *,
+    sensitivity: bool = True,
+    replications: int = 1,
+    executor: Executor | None = None,
+) -> dict:
+    """The full Pardos & Yudelson study with its report; with ``replications`` > 1 also the
+    spread of Tables 2 and 3 across replications (each replication a task on ``executor``)."""
+    from ..executor import InProcess
+    from .study_replications import replicate_study
 
-    run = RunDir(
-        out,
-        command="kt study",
-        params={**asdict(config), "sensitivity": sensitivity},
-        seed=config.seed,
-    )
-    result = run_study(config)
-    variant = None
-    if sensitivity:
-        variant = run_study(
-            StudyConfig(**{**asdict(config), "prose_prior": True, "knowledge_metrics": False})
-        )
+    executor = executor or InProcess()
+    params = {**asdict(config), "sensitivity": sensitivity}
+    if replications > 1:
+        params["replications"] = replications
+    if not isinstance(executor, InProcess):
+        params["executor"] = executor.describe()
+    run = RunDir(out, command="kt study", params=params, seed=config.seed)
+    reps = replicate_study(config, replications, sensitivity=sensitivity, executor=executor)
+    results = _write_study(run, reps)
+    return results
+
+
+def _write_study(run: RunDir, reps) -> dict:
+    """Tables, figures, results.json and report of a (replicated) study."""
+    from .study import headline
+    from .study_report import figures_of as study_figures
+    from .study_report import replication_section, study_report
+
+    result, variant = reps.first, reps.variant
     run.table("scores", result.scores)
     run.table("truth", result.truth.reset_index())
     run.table("candidates", result.candidates.reset_index())
@@ -444,6 +492,13 @@ def study_run(out: Path, config: StudyConfig, *, sensitivity: bool = True) -> di
     if variant is not None:
         run.table("sensitivity_table3", variant.table3)
         run.table("sensitivity_experiment3", variant.experiment3)
+    replicated = len(reps.results) > 1
+    if replicated:
+        run.table("replications_table3", reps.table3)
+        run.table("replications_table3_spread", reps.table3_spread)
+        if len(reps.table2):
+            run.table("replications_table2", reps.table2)
+            run.table("replications_table2_spread", reps.table2_spread)
     pngs = {name: png_bytes(fig) for name, fig in study_figures(result).items()}
     for name, png in pngs.items():
         run.figure(name, png)
@@ -454,5 +509,9 @@ def study_run(out: Path, config: StudyConfig, *, sensitivity: bool = True) -> di
                 zip(variant.table3["metric"], variant.table3["n_true_first"], strict=True)
             ),
         }
-    run.finish(results, study_report(result, variant, figures=pngs).render())
+    report = study_report(result, variant, figures=pngs)
+    if replicated:
+        results["replications"] = reps.summary()
+        replication_section(report, reps)
+    run.finish(results, report.render())
     return results

@@ -3,6 +3,8 @@ of every place where the replication disagrees with the paper, written from the 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..report import Report
@@ -23,7 +25,10 @@ from .study import (
     table2,
 )
 
-__all__ = ["study_report", "discussion", "figures_of"]
+if TYPE_CHECKING:
+    from .study_replications import StudyReplications
+
+__all__ = ["study_report", "discussion", "figures_of", "replication_section"]
 
 LL_FAMILY = ("loglik", "aic", "aicc", "bic", "cbd", "rmse")
 
@@ -306,4 +311,20 @@ def study_report(
     rep.section("Per-skill results").text(
         "Every (skill, set) score is in scores.csv; generating parameters in truth.csv."
     )
+    return rep
+
+
+def replication_section(rep: Report, reps: StudyReplications) -> Report:
+    """The spread of Tables 3 and 2 across replications (the tables above are replication 1)."""
+    n = len(reps.results)
+    sec = rep.section(f"Across {n} replications")
+    sec.text(
+        f"The whole study repeated {n} times, each replication with its own seed (spawned from "
+        f"seed {reps.config.seed}): new generating parameters, random candidate sets and students. "
+        "The tables above are replication 1; per-replication rows are in replications_table3.csv "
+        "and replications_table2.csv."
+    )
+    sec.table(reps.table3_spread, "Table 3 across replications: true set first and its mean rank")
+    if len(reps.table2_spread):
+        sec.table(reps.table2_spread, "Table 2 across replications: Pearson r")
     return rep

@@ -220,6 +220,68 @@ def sample_design(
     return alpha, theta[..., K], d
 
 
+def design_block(design: Design, rows: slice) -> Design:
+    """The groups ``rows`` of ``design`` (same agents), one independent block of models."""
+    return replace(
+        design,
+        keys=design.keys.iloc[rows].reset_index(drop=True),
+        w1=design.w1[rows],
+        w2=design.w2[rows],
+        present=design.present[rows],
+        n_comparisons=design.n_comparisons[rows],
+        n_ties=design.n_ties[rows],
+        n_agent=design.n_agent[rows],
+    )
+
+
+def _sample_block(design: Design, kwargs: dict) -> tuple[np.ndarray, np.ndarray, Draws]:
+    """One task: NUTS on one block of groups (module level, for Dask workers)."""
+    return sample_design(design, **kwargs)
+
+
+def sample_blocks(
+    design: Design,
+    groups_per_task: int,
+    *,
+    seed: int,
+    executor=None,
+    **kwargs: Any,
+) -> tuple[np.ndarray, np.ndarray, Draws]:
+    """NUTS on consecutive blocks of ``groups_per_task`` groups (in the design's sorted order),
+    each block an independent run and task on ``executor`` with its own seed from
+    ``SeedSequence(seed).spawn``.  NUTS adapts one step size per run, so a block's draws depend
+    on which groups share it: the blocks are fixed by ``groups_per_task`` alone, never by the
+    number of workers, and the result is the same in process and on any cluster.
+    ``groups_per_task = 0`` samples all groups in one run (:func:`sample_design`)."""
+    from ..executor import InProcess
+    from ..seeding import task_seeds
+
+    if groups_per_task <= 0 or groups_per_task >= design.n_groups:
+        tasks = [(design, {**kwargs, "seed": seed})]
+    else:
+        starts = range(0, design.n_groups, groups_per_task)
+        seeds = task_seeds(seed, len(starts))
+        tasks = [
+            (design_block(design, slice(a, a + groups_per_task)), {**kwargs, "seed": s})
+            for a, s in zip(starts, seeds, strict=True)
+        ]
+    parts = (executor or InProcess()).map(_sample_block, tasks)
+    if len(parts) == 1:
+        return parts[0]
+    alpha = np.concatenate([p[0] for p in parts], axis=2)
+    alpha0 = np.concatenate([p[1] for p in parts], axis=2)
+    first = parts[0][2]
+    draws = replace(
+        first,
+        diverging=np.stack([p[2].diverging for p in parts], axis=-1),
+        num_steps=np.stack([p[2].num_steps for p in parts], axis=-1),
+        seed=seed,
+        seconds=sum(p[2].seconds for p in parts),
+        info={**first.info, "blocks": len(parts), "groups_per_task": groups_per_task},
+    )
+    return alpha, alpha0, draws
+
+
 def _ranks_and_probs(flat: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per draw: rank among the group's agents (1 = highest alpha) and softmax probability."""
     masked = np.where(present[None], flat, -np.inf)
@@ -474,14 +536,20 @@ class BradleyTerry:
         target_accept: float = 0.8,
         progress: bool = False,
         keep_draws: bool = False,
+        groups_per_task: int = 0,
+        executor=None,
     ) -> BradleyTerryResults:
-        """Sample every group's posterior with NUTS (all groups in one run) and summarise."""
-        alpha, alpha0, d = sample_design(
+        """Sample every group's posterior with NUTS and summarise: all groups in one run, or
+        with ``groups_per_task`` > 0 in blocks of that many groups, each block a task on
+        ``executor`` (:func:`sample_blocks`)."""
+        alpha, alpha0, d = sample_blocks(
             self.design,
+            groups_per_task,
+            seed=nuts_seed(self.seed),
+            executor=executor,
             chains=chains,
             warmup=warmup,
             draws=draws,
-            seed=nuts_seed(self.seed),
             target_accept=target_accept,
             progress=progress,
         )
@@ -502,6 +570,7 @@ class BradleyTerry:
                 "warmup": warmup,
                 "draws": draws,
                 "target_accept": target_accept,
+                "groups_per_task": groups_per_task,
             },
             alpha=alpha if keep_draws else None,
             alpha0=alpha0 if keep_draws else None,

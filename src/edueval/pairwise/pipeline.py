@@ -161,8 +161,11 @@ def fit_run(
     seed: int = 1,
     min_comparisons: int = 3,
     warn: Warn = None,
+    groups_per_task: int = 0,
+    executor=None,
 ) -> dict:
-    """``pairwise fit``: per (item, attribute) Bayesian Bradley-Terry, all sampled together."""
+    """``pairwise fit``: per (item, attribute) Bayesian Bradley-Terry, all sampled together, or
+    in blocks of ``groups_per_task`` groups as tasks on ``executor``."""
     check_sampler_options(chains, warmup, draws, ties)
     if min_comparisons < 1:
         raise InputError("--min-comparisons must be at least 1")
@@ -187,11 +190,20 @@ def fit_run(
             "min_comparisons": min_comparisons,
             "excluded_raters": removed,
             "sampler_versions": sampler_versions(),
+            **({"groups_per_task": groups_per_task} if groups_per_task else {}),
+            **({"executor": executor.describe()} if executor is not None else {}),
         },
         seed=seed,
         inputs=_inputs(data=data_path, exclude_raters=exclude_path),
     )
-    res = model.fit(chains=chains, warmup=warmup, draws=draws, progress=_progress.enabled())
+    res = model.fit(
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        progress=_progress.enabled() and (executor is None or not hasattr(executor, "client")),
+        groups_per_task=groups_per_task,
+        executor=executor,
+    )
     if warn:
         for w in res.warnings():
             warn(w)

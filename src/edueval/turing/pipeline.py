@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,10 +19,10 @@ from .coverage import coverage_plan, simulate_coverage, students_needed
 from .power import (
     Rates,
     design_effect,
+    map_power,
     power_normal,
     power_table,
     sample_size,
-    simulate_power,
     verdict_convergence,
 )
 from .simulate import AIS, SimConfig, simulate_study
@@ -133,17 +134,22 @@ def type1_table(
     reps: int = 2000,
     seed: int = 0,
     rates: Rates | None = None,
+    executor=None,
 ) -> pd.DataFrame:
     """Share of ``draw`` when the truth is exactly |p_AI − p_Human| = ε (the boundary of the
     equivalence null), clustered vs naive SEs, with the Monte-Carlo bound α + 2·MC-SE."""
     base = rates or Rates(0.30, 0.30, 0.10)
     r = Rates(base.ai + eps / 2, base.human - eps / 2, base.random)
+    sims = map_power(
+        [
+            dict(rates=r, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho,
+                 reps=reps, seed=seed + 1000 + i)
+            for i, rho in enumerate(rho_values)
+        ],
+        executor,
+    )  # fmt: skip
     rows = []
-    for i, rho in enumerate(rho_values):
-        sim = simulate_power(
-            r, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho,
-            reps=reps, seed=seed + 1000 + i,
-        )  # fmt: skip
+    for rho, sim in zip(rho_values, sims, strict=True):
         rows.append(
             {
                 "rho": rho,
@@ -186,6 +192,7 @@ def power_run(
     reps: int = 500,
     seed: int = 0,
     log=None,
+    executor=None,
 ) -> dict:
     for e in eps_values:
         check_margins(e, min(delta_values), alpha)
@@ -200,11 +207,14 @@ def power_run(
         "eps": eps_values, "delta": delta_values, "rho": rho_values, "n_students": n_students,
         "m": m, "alpha": alpha, "power": power, "reps": reps,
     }  # fmt: skip
+    if executor is not None:
+        params["executor"] = executor.describe()
     run = RunDir(out, command="turing power", params=params, seed=seed)
     t0 = time.perf_counter()
     table = power_table(
         eps_values=eps_values, delta_values=delta_values, rho_values=rho_values, rates=rates,
         n_students=n_students, m=m, alpha=alpha, power=power, reps=reps, seed=seed,
+        executor=executor,
     )  # fmt: skip
     run.table("power_table", table)
     # power curves: draw power vs students at m, per rho (first eps, first delta)
@@ -218,20 +228,27 @@ def power_run(
             )
             curves.append({"rho": rho, "n_students": g, "power_normal": pn["draw"]})
     curves = pd.DataFrame(curves)
-    sim_pts = []
-    for i, rho in enumerate(rho_values):
-        for g in grid[::2]:
-            s = simulate_power(
-                rates, n_students=g, m=m, eps=eps0, delta=delta0, alpha=alpha, rho=rho,
-                reps=max(100, reps // 2), seed=seed + 500 + 17 * i + g,
-            )  # fmt: skip
-            sim_pts.append({"rho": rho, "n_students": g, "power_sim": s["clustered"]["draw"]})
-    sim_pts = pd.DataFrame(sim_pts)
+    points = [(i, rho, g) for i, rho in enumerate(rho_values) for g in grid[::2]]
+    sims = map_power(
+        [
+            dict(rates=rates, n_students=g, m=m, eps=eps0, delta=delta0, alpha=alpha, rho=rho,
+                 reps=max(100, reps // 2), seed=seed + 500 + 17 * i + g)
+            for i, rho, g in points
+        ],
+        executor,
+    )  # fmt: skip
+    sim_pts = pd.DataFrame(
+        [
+            {"rho": rho, "n_students": g, "power_sim": s["clustered"]["draw"]}
+            for (_, rho, g), s in zip(points, sims, strict=True)
+        ],
+        columns=["rho", "n_students", "power_sim"],
+    )
     curves = curves.merge(sim_pts, on=["rho", "n_students"], how="left")
     run.table("power_curves", curves)
     t1 = type1_table(
         rho_values=rho_values, n_students=n_students, m=m, eps=eps0, delta=delta0, alpha=alpha,
-        reps=max(reps, 1000), seed=seed, rates=rates,
+        reps=max(reps, 1000), seed=seed, rates=rates, executor=executor,
     )  # fmt: skip
     run.table("type1", t1)
     ss = sample_size(rates, eps=eps0, delta=delta0, alpha=alpha, power=power, rho=0.0, m=m)
@@ -286,13 +303,15 @@ def power_run(
     return results
 
 
-def _by_consistency(cfg: SimConfig, bank, p_rules: list[float], sizes: list[int]) -> pd.DataFrame:
+def _by_consistency(
+    cfg: SimConfig, bank, p_rules: list[float], sizes: list[int], executor=None
+) -> pd.DataFrame:
     """Oracle draw and unconditioned told-apart rates by p_rule and number of students."""
     rows = []
     for p in p_rules:
         c = SimConfig(**{**cfg.__dict__, "p_rule": p, "frequencies": dict(cfg.frequencies)})
         c.reps = max(50, cfg.reps // 4)
-        res = simulate_study(c, n_students_grid=sizes, bank=bank)
+        res = simulate_study(c, n_students_grid=sizes, bank=bank, executor=executor)
         rates = res["rates"][res["rates"]["se"] == "clustered"]
         means = res["means"][res["means"]["ai"] == "unconditioned"].set_index("n_students")
         for n, sub in rates.groupby("n_students"):
@@ -352,13 +371,13 @@ def _consistency_figure(cons: pd.DataFrame, n_questions: int):
 CONVERGENCE_SIZES = [10, 40, 160, 640, 2560]
 
 
-def _convergence(cfg: SimConfig, sizes: list[int]) -> pd.DataFrame:
+def _convergence(cfg: SimConfig, sizes: list[int], executor=None) -> pd.DataFrame:
     """Verdict rates as students grow for gaps below, at and above eps (see
     :func:`~.power.verdict_convergence`; Dirichlet-multinomial students, rho 0.02)."""
     gaps = [round(0.9 * cfg.eps, 10), cfg.eps, round(2 * cfg.eps, 10)]
     return verdict_convergence(
         gaps=gaps, sizes=sizes, m=cfg.n_questions, eps=cfg.eps, delta=cfg.delta,
-        alpha=cfg.alpha, rho=0.02, reps=cfg.reps, seed=cfg.seed,
+        alpha=cfg.alpha, rho=0.02, reps=cfg.reps, seed=cfg.seed, executor=executor,
     )  # fmt: skip
 
 
@@ -398,6 +417,110 @@ def _convergence_section(rep: Report, conv: pd.DataFrame, cfg: SimConfig) -> Non
     )
 
 
+@dataclass
+class SimulationResults:
+    """Everything ``turing simulate`` computes (the report and tables are made from this)."""
+
+    cfg: SimConfig
+    grid: list[int]
+    p_rules: list[float]
+    main: dict  # simulate_study at cfg.n_students and the grid
+    by_accuracy: pd.DataFrame
+    consistency: pd.DataFrame
+    type1: pd.DataFrame
+    convergence: pd.DataFrame
+    seconds_main: float
+    seconds: float = field(default=0.0)
+
+    @property
+    def rates(self) -> pd.DataFrame:
+        return self.main["rates"]
+
+    def verdicts_main(self) -> pd.DataFrame:
+        """Clustered verdict rates per AI at the main size (AI x verdict)."""
+        r = self.rates
+        main_cl = r[(r["se"] == "clustered") & (r["n_students"] == self.cfg.n_students)]
+        return main_cl.pivot(index="ai", columns="verdict", values="rate").reindex(AIS)
+
+    def first_size(self, ai: str, verdicts: list[str]) -> int | None:
+        """Fewest simulated students at which ``verdicts`` reach 80% for ``ai``."""
+        r = self.rates
+        r = r[(r["se"] == "clustered") & (r["ai"] == ai) & r["verdict"].isin(verdicts)]
+        s = r.groupby("n_students")["rate"].sum()
+        ok = s[s >= 0.8]
+        return int(ok.index.min()) if len(ok) else None
+
+    def headline(self) -> dict:
+        """The results.json numbers."""
+        piv = self.verdicts_main()
+        return {
+            "oracle_draw_rate": float(piv.loc["oracle", "draw"]),
+            # told apart = a decisive verdict that one of the two is better
+            "unconditioned_told_apart_rate": float(
+                piv.loc["unconditioned", "human_better"] + piv.loc["unconditioned", "ai_better"]
+            ),
+            "unconditioned_human_better_rate": float(piv.loc["unconditioned", "human_better"]),
+            "oracle_80pct_draw_students": self.first_size("oracle", ["draw"]),
+            "unconditioned_80pct_apart_students": self.first_size(
+                "unconditioned", ["human_better", "ai_better"]
+            ),
+            "verdicts_main": piv.reset_index(),
+            "students_needed_by_consistency": _students_needed(self.consistency),
+            "type1": self.type1,
+            "verdict_convergence": self.convergence,
+            "seconds_main_simulation": self.seconds_main,
+            "seconds": self.seconds,
+        }
+
+
+def _by_human_accuracy(cfg: SimConfig, bank, accs: list[float], executor=None) -> pd.DataFrame:
+    """Clustered verdict rates per AI at the main size for each accuracy of the human expert."""
+    rows = []
+    for a in accs:
+        c2 = SimConfig(
+            **{**cfg.__dict__, "human_accuracy": a, "frequencies": dict(cfg.frequencies)}
+        )
+        c2.reps = max(50, cfg.reps // 4)
+        r2 = simulate_study(c2, bank=bank, executor=executor)["rates"]
+        r2 = r2[(r2["se"] == "clustered")]
+        for ai in AIS:
+            sel = r2[r2["ai"] == ai].set_index("verdict")["rate"]
+            rows.append({"human_accuracy": a, "ai": ai, **sel.to_dict()})
+    return pd.DataFrame(rows)
+
+
+def simulation_results(
+    cfg: SimConfig,
+    *,
+    grid: list[int],
+    accs: list[float],
+    rhos: list[float],
+    p_rules: list[float],
+    conv_sizes: list[int],
+    log=None,
+    executor=None,
+) -> SimulationResults:
+    """The whole ``turing simulate`` computation; every replication chunk, size and cell is an
+    independent task on ``executor``, so the numbers do not depend on where they run."""
+    t0 = time.perf_counter()
+    main = simulate_study(cfg, n_students_grid=grid, log=log, executor=executor)
+    seconds_main = time.perf_counter() - t0
+    by_acc = _by_human_accuracy(cfg, main["bank"], accs, executor)
+    # how consistently students act on a held misconception decides the sample size needed
+    cons = _by_consistency(
+        cfg, main["bank"], p_rules, sorted(set(grid) | {cfg.n_students}), executor
+    )
+    t1 = type1_table(
+        rho_values=rhos, n_students=cfg.n_students, m=cfg.n_questions, eps=cfg.eps,
+        delta=cfg.delta, alpha=cfg.alpha, reps=max(1000, cfg.reps), seed=cfg.seed,
+        executor=executor,
+    )  # fmt: skip
+    conv = _convergence(cfg, conv_sizes, executor)
+    res = SimulationResults(cfg, grid, p_rules, main, by_acc, cons, t1, conv, seconds_main)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
 def simulate_run(
     out: Path,
     cfg: SimConfig,
@@ -408,7 +531,9 @@ def simulate_run(
     p_rules: list[float] | None = None,
     convergence_sizes: list[int] | None = None,
     log=None,
+    executor=None,
 ) -> dict:
+    """``turing simulate``: :func:`simulation_results` written as tables, report and results."""
     cfg.check()
     conv_sizes = convergence_sizes if convergence_sizes is not None else CONVERGENCE_SIZES
     grid = n_students_grid if n_students_grid is not None else [5, 10, 20, 40, 100]
@@ -423,56 +548,39 @@ def simulate_run(
         {"n_students_grid": grid, "human_accuracies": accs, "type1_rhos": rhos, "p_rules": p_rules,
          "convergence_sizes": conv_sizes}
     )  # fmt: skip
+    if executor is not None:
+        params["executor"] = executor.describe()
     run = RunDir(out, command="turing simulate", params=params, seed=cfg.seed)
-    t0 = time.perf_counter()
-    main = simulate_study(cfg, n_students_grid=grid, log=log)
-    seconds_main = time.perf_counter() - t0
-    rates = main["rates"]
-    run.table("verdict_rates", rates)
-    run.table("mean_rates", main["means"])
-    run.table("bank_examples", pd.DataFrame(main["bank"].examples))
-    run.table("example_phase2", main["example"])
-    # the human's accuracy: against the oracle AI at the main size
-    acc_rows = []
-    for a in accs:
-        c2 = SimConfig(
-            **{**cfg.__dict__, "human_accuracy": a, "frequencies": dict(cfg.frequencies)}
-        )
-        c2.reps = max(50, cfg.reps // 4)
-        r2 = simulate_study(c2, bank=main["bank"])["rates"]
-        r2 = r2[(r2["se"] == "clustered")]
-        for ai in AIS:
-            sel = r2[r2["ai"] == ai].set_index("verdict")["rate"]
-            acc_rows.append({"human_accuracy": a, "ai": ai, **sel.to_dict()})
-    acc_df = pd.DataFrame(acc_rows)
-    run.table("verdicts_by_human_accuracy", acc_df)
-    # how consistently students act on a held misconception decides the sample size needed
-    cons = _by_consistency(cfg, main["bank"], p_rules, sorted(set(grid) | {cfg.n_students}))
-    run.table("verdicts_by_consistency", cons)
-    t1 = type1_table(
-        rho_values=rhos, n_students=cfg.n_students, m=cfg.n_questions, eps=cfg.eps,
-        delta=cfg.delta, alpha=cfg.alpha, reps=max(1000, cfg.reps), seed=cfg.seed,
+    res = simulation_results(
+        cfg, grid=grid, accs=accs, rhos=rhos, p_rules=p_rules, conv_sizes=conv_sizes, log=log,
+        executor=executor,
     )  # fmt: skip
-    run.table("type1", t1)
-    conv = _convergence(cfg, conv_sizes)
-    run.table("verdict_convergence", conv)
-    main_cl = rates[(rates["se"] == "clustered") & (rates["n_students"] == cfg.n_students)]
-    piv = main_cl.pivot(index="ai", columns="verdict", values="rate").reindex(AIS)
-    oracle_draw = float(piv.loc["oracle", "draw"])
-    # told apart = a decisive verdict that one of the two is better
-    uncond_apart = float(
-        piv.loc["unconditioned", "human_better"] + piv.loc["unconditioned", "ai_better"]
-    )
-    uncond_human_better = float(piv.loc["unconditioned", "human_better"])
+    run.table("verdict_rates", res.rates)
+    run.table("mean_rates", res.main["means"])
+    run.table("bank_examples", pd.DataFrame(res.main["bank"].examples))
+    run.table("example_phase2", res.main["example"])
+    run.table("verdicts_by_human_accuracy", res.by_accuracy)
+    run.table("verdicts_by_consistency", res.consistency)
+    run.table("type1", res.type1)
+    run.table("verdict_convergence", res.convergence)
+    results = res.headline()
+    run.finish(results, _simulation_report(res).render())
+    return results
 
-    def first_size(ai: str, verdicts: list[str]) -> int | None:
-        r = rates[
-            (rates["se"] == "clustered") & (rates["ai"] == ai) & rates["verdict"].isin(verdicts)
-        ]
-        s = r.groupby("n_students")["rate"].sum()
-        ok = s[s >= 0.8]
-        return int(ok.index.min()) if len(ok) else None
 
+def _simulation_report(res: SimulationResults) -> Report:
+    """The HTML report of ``turing simulate``."""
+    cfg, rates, grid, p_rules = res.cfg, res.rates, res.grid, res.p_rules
+    main, acc_df, cons, t1, conv = (
+        res.main, res.by_accuracy, res.consistency, res.type1, res.convergence
+    )  # fmt: skip
+    seconds_main = res.seconds_main
+    piv = res.verdicts_main()
+    h = res.headline()
+    oracle_draw = h["oracle_draw_rate"]
+    uncond_apart = h["unconditioned_told_apart_rate"]
+    uncond_human_better = h["unconditioned_human_better_rate"]
+    first_size = res.first_size
     rep = Report(
         "Imitation game: simulation study",
         f"{cfg.n_students} students x {cfg.n_questions} questions, {cfg.reps} replications, "
@@ -533,7 +641,7 @@ def simulate_run(
     )
     rep.section("Verdict rates vs sample size").figure(fig)
     rep.section("Verdicts by human accuracy").table(acc_df)
-    need = _students_needed(cons)
+    need = h["students_needed_by_consistency"]
     rep.section("Sample size by how consistently students act on a misconception").text(
         f"The same study with p_rule (the chance that a student picks the distractor of a "
         f"misconception they hold when it is shown) at {', '.join(map(str, p_rules))} instead of "
@@ -555,23 +663,7 @@ def simulate_run(
     rep.section("Examples from the question bank").table(
         pd.DataFrame(main["bank"].examples).head(12)
     )
-    results = {
-        "oracle_draw_rate": oracle_draw,
-        "unconditioned_told_apart_rate": uncond_apart,
-        "unconditioned_human_better_rate": uncond_human_better,
-        "oracle_80pct_draw_students": first_size("oracle", ["draw"]),
-        "unconditioned_80pct_apart_students": first_size(
-            "unconditioned", ["human_better", "ai_better"]
-        ),
-        "verdicts_main": piv.reset_index(),
-        "students_needed_by_consistency": need,
-        "type1": t1,
-        "verdict_convergence": conv,
-        "seconds_main_simulation": seconds_main,
-        "seconds": time.perf_counter() - t0,
-    }
-    run.finish(results, rep.render())
-    return results
+    return rep
 
 
 def _coverage_curve(res, reps: int, seed: int) -> pd.DataFrame:

@@ -49,6 +49,7 @@ __all__ = [
     "simulate_counts",
     "simulate_power",
     "verdict_convergence",
+    "map_power",
 ]
 
 
@@ -193,6 +194,19 @@ def simulate_power(
     return {k: dict(zip(VERDICTS, v / reps, strict=True)) for k, v in tallies.items()}
 
 
+def _power_task(kwargs: dict) -> dict[str, dict[str, float]]:
+    """One task: :func:`simulate_power` with its own seed (module level, for Dask workers)."""
+    return simulate_power(**kwargs)
+
+
+def map_power(cells: list[dict], executor=None) -> list[dict[str, dict[str, float]]]:
+    """:func:`simulate_power` of every cell (keyword arguments, each with its seed), as
+    independent tasks on ``executor`` (default: in process); results in cell order."""
+    from ..executor import InProcess
+
+    return (executor or InProcess()).map(_power_task, [(c,) for c in cells])
+
+
 def power_table(
     *,
     eps_values: list[float],
@@ -205,19 +219,25 @@ def power_table(
     power: float = 0.8,
     reps: int = 500,
     seed: int = 0,
+    executor=None,
 ) -> pd.DataFrame:
     """For every (ε, δ, ρ): closed-form sample sizes and the simulated share of draws at
     ``n_students × m`` (clustered and naive SEs) next to the normal approximation."""
+    cells = list(itertools.product(eps_values, delta_values, rho_values))
+    sims = map_power(
+        [
+            dict(rates=rates, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha,
+                 rho=rho, reps=reps, seed=seed + i)
+            for i, (eps, delta, rho) in enumerate(cells)
+        ],
+        executor,
+    )  # fmt: skip
     rows = []
-    for i, (eps, delta, rho) in enumerate(itertools.product(eps_values, delta_values, rho_values)):
+    for (eps, delta, rho), sim in zip(cells, sims, strict=True):
         ss = sample_size(rates, eps=eps, delta=delta, alpha=alpha, power=power, rho=rho, m=m)
         pn = power_normal(
             rates, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho
         )
-        sim = simulate_power(
-            rates, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho,
-            reps=reps, seed=seed + i,
-        )  # fmt: skip
         rows.append(
             {
                 "eps": eps,
@@ -253,29 +273,45 @@ def verdict_convergence(
     seed: int = 0,
     human: float = 0.25,
     random: float = 0.05,
+    executor=None,
 ) -> pd.DataFrame:
     """Share of simulated studies ending in each verdict (clustered SEs) as the number of
     students grows, for fixed truths ``p_Human − p_AI = gap`` (:func:`gap_rates`): the decision
     rule's limit should be ``draw`` for ``gap < ε``, ``human_better`` for ``gap > ε`` and neither
     (each at most α) for ``gap = ε``. ``mcnemar_rejects`` is the share in which the reported
     point-null test (d = 0) rejects - which tends to 1 for any gap ≠ 0, and so cannot decide."""
-    rows = []
-    for i, (gap, g) in enumerate(itertools.product(gaps, sizes)):
-        rates = gap_rates(gap, human=human, random=random)
-        rng = np.random.default_rng([seed, i])
-        tally = np.zeros(len(VERDICTS))
-        rejects = 0.0
-        done = 0
-        while done < reps:
-            b = min(max(1, 200_000 // max(g, 1)), reps - done)
-            bt = batch_tests(
-                simulate_counts(rng, b, g, m, rates, rho), eps=eps, delta=delta, alpha=alpha
-            )
-            tally += np.bincount(bt.verdict["clustered"], minlength=len(VERDICTS))
-            rejects += float((bt.mcnemar_p["clustered"] < alpha).sum())
-            done += b
-        rows.append(
-            {"gap": gap, "n_students": g, **dict(zip(VERDICTS, tally / reps, strict=True)),
-             "mcnemar_rejects": rejects / reps, "reps": reps}
-        )  # fmt: skip
+    from ..executor import InProcess
+
+    cells = list(itertools.product(gaps, sizes))
+    tasks = [
+        (gap_rates(gap, human=human, random=random), g, m, eps, delta, alpha, rho, reps, [seed, i])
+        for i, (gap, g) in enumerate(cells)
+    ]
+    done = (executor or InProcess()).map(_convergence_cell, tasks)
+    rows = [
+        {"gap": gap, "n_students": g, **dict(zip(VERDICTS, tally / reps, strict=True)),
+         "mcnemar_rejects": rejects / reps, "reps": reps}
+        for (gap, g), (tally, rejects) in zip(cells, done, strict=True)
+    ]  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _convergence_cell(
+    rates: Rates, g: int, m: int, eps: float, delta: float, alpha: float, rho: float, reps: int,
+    seed: list[int],
+) -> tuple[np.ndarray, float]:  # fmt: skip
+    """One (gap, size) task of :func:`verdict_convergence`: clustered verdict tally and the
+    number of point-null rejections."""
+    rng = np.random.default_rng(seed)
+    tally = np.zeros(len(VERDICTS))
+    rejects = 0.0
+    done = 0
+    while done < reps:
+        b = min(max(1, 200_000 // max(g, 1)), reps - done)
+        bt = batch_tests(
+            simulate_counts(rng, b, g, m, rates, rho), eps=eps, delta=delta, alpha=alpha
+        )
+        tally += np.bincount(bt.verdict["clustered"], minlength=len(VERDICTS))
+        rejects += float((bt.mcnemar_p["clustered"] < alpha).sum())
+        done += b
+    return tally, rejects

@@ -328,54 +328,82 @@ def _chunk(rng: np.random.Generator, bank: Bank, cfg: SimConfig, reps: int, g: i
     return out, {"src": src, "j": j, "is_slip": is_slip, "holds": holds}
 
 
+def _chunks(reps: int, chunk: int) -> list[int]:
+    """Replications per chunk: ``chunk`` each, the last one the rest."""
+    return [min(chunk, reps - done) for done in range(0, reps, max(chunk, 1))]
+
+
+def _chunk_task(bank: Bank, cfg: SimConfig, seed: int, reps: int, g: int, example: bool) -> dict:
+    """One task: ``reps`` replications at ``g`` students from their own ``seed``; verdict tallies
+    and summed selection rates per AI (and replication 0's rows when ``example``)."""
+    res, tup = _chunk(np.random.default_rng(seed), bank, cfg, reps, g)
+    tallies, psum = {}, {}
+    for a in AIS:
+        bt = batch_tests(res[a]["counts"], eps=cfg.eps, delta=cfg.delta, alpha=cfg.alpha)
+        tallies[a] = {
+            kind: np.bincount(bt.verdict[kind], minlength=len(VERDICTS))
+            for kind in ("clustered", "naive")
+        }
+        psum[a] = np.array([bt.p[s].sum() for s in ("correct", "ai", "human", "random")])
+    rows = _example_rows(res["oracle"], tup, bank) if example else None
+    return {"tallies": tallies, "psum": psum, "example": rows}
+
+
+def _size_rows(cfg: SimConfig, g: int, parts: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Verdict-rate and mean-rate rows at ``g`` students, summed over chunks in task order."""
+    rows, means = [], []
+    for a in AIS:
+        for kind in ("clustered", "naive"):
+            tally = sum(p["tallies"][a][kind] for p in parts)
+            for v, c in zip(VERDICTS, tally, strict=True):
+                rows.append(
+                    {"ai": a, "n_students": g, "se": kind, "verdict": v, "rate": c / cfg.reps}
+                )
+        pm = sum(p["psum"][a] for p in parts) / cfg.reps
+        means.append(
+            {"ai": a, "n_students": g, "p_correct": pm[0], "p_ai": pm[1], "p_human": pm[2],
+             "p_random": pm[3]}
+        )  # fmt: skip
+    return rows, means
+
+
 def simulate_study(
     cfg: SimConfig,
     *,
     n_students_grid: list[int] | None = None,
     bank: Bank | None = None,
     log=None,
+    executor=None,
 ) -> dict:
     """Verdict rates of every AI against the human over ``cfg.reps`` replications, at
     ``cfg.n_students`` and at each size of ``n_students_grid``. Returns a dict with ``rates``
     (long DataFrame: ai, n_students, se, verdict, rate), ``means`` (mean p̂ per AI), the bank, and
-    ``example`` (replication 0 at ``cfg.n_students`` as Phase-2 rows for ``turing analyze``)."""
+    ``example`` (replication 0 at ``cfg.n_students`` as Phase-2 rows for ``turing analyze``).
+
+    Every (size, chunk of ``cfg.chunk`` replications) is an independent task on ``executor``
+    (default: in process) with its own seed from ``SeedSequence(cfg.seed).spawn``, so the numbers
+    do not depend on where the tasks run; the bank is built from ``cfg.seed`` itself."""
+    from ..executor import InProcess
+    from ..seeding import task_seeds
+
     cfg.check()
-    rng = np.random.default_rng(cfg.seed)
     if bank is None:
-        bank = build_bank(cfg.frequencies, cfg.pool, rng)
+        bank = build_bank(cfg.frequencies, cfg.pool, np.random.default_rng(cfg.seed))
     sizes = sorted(set([cfg.n_students] + list(n_students_grid or [])))
-    rows = []
-    means = []
-    example = None
-    for g in sizes:
-        tallies = {a: {k: np.zeros(len(VERDICTS)) for k in ("clustered", "naive")} for a in AIS}
-        psum = {a: np.zeros(4) for a in AIS}
-        done = 0
-        while done < cfg.reps:
-            b = min(cfg.chunk, cfg.reps - done)
-            res, tup = _chunk(rng, bank, cfg, b, g)
-            for a in AIS:
-                counts = res[a]["counts"]
-                bt = batch_tests(counts, eps=cfg.eps, delta=cfg.delta, alpha=cfg.alpha)
-                for kind in ("clustered", "naive"):
-                    tallies[a][kind] += np.bincount(bt.verdict[kind], minlength=len(VERDICTS))
-                psum[a] += [bt.p[s].sum() for s in ("correct", "ai", "human", "random")]
-            if example is None and g == cfg.n_students:
-                example = _example_rows(res["oracle"], tup, bank)
-            done += b
+    chunks = _chunks(cfg.reps, cfg.chunk)
+    tasks = []
+    for g, size_seed in zip(sizes, task_seeds(cfg.seed, len(sizes)), strict=True):
+        for c, (b, seed) in enumerate(zip(chunks, task_seeds(size_seed, len(chunks)), strict=True)):
+            tasks.append((bank, cfg, seed, b, g, c == 0 and g == cfg.n_students))
+    parts = (executor or InProcess()).map(_chunk_task, tasks)
+    rows, means = [], []
+    for i, g in enumerate(sizes):
+        r, m = _size_rows(cfg, g, parts[i * len(chunks) : (i + 1) * len(chunks)])
+        rows += r
+        means += m
         if log:
             log(f"  {g} students x {cfg.n_questions} questions: {cfg.reps} replications done")
-        for a in AIS:
-            for kind in ("clustered", "naive"):
-                for v, c in zip(VERDICTS, tallies[a][kind], strict=True):
-                    rows.append(
-                        {"ai": a, "n_students": g, "se": kind, "verdict": v, "rate": c / cfg.reps}
-                    )
-            pm = psum[a] / cfg.reps
-            means.append(
-                {"ai": a, "n_students": g, "p_correct": pm[0], "p_ai": pm[1], "p_human": pm[2],
-                 "p_random": pm[3]}
-            )  # fmt: skip
+    example = next(p["example"] for p in parts if p["example"] is not None)
     return {
         "rates": pd.DataFrame(rows),
         "means": pd.DataFrame(means),

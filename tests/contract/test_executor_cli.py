@@ -1,0 +1,36 @@
+"""``--cluster`` / ``--scheduler`` mistakes through the installed console script: one line, exit 2."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("distributed")
+
+STUDY = ["kt", "study", "--students", "20", "--skills", "3", "--opportunities", "5"]
+
+
+@pytest.mark.parametrize("value", ["local:0", "locl:2", "local:two"])
+def test_malformed_cluster_is_one_line(edueval, tmp_path, value):
+    out = tmp_path / "o"
+    run = edueval(*STUDY, "--out", out, "--cluster", value)
+    assert run.code == 2, run.err
+    assert run.err_lines == [
+        f"error: --cluster must be local:N with N >= 1 worker processes (e.g. local:4), got {value!r}"
+    ]
+    assert not (out / "results.json").exists()
+
+
+@pytest.mark.parametrize("how", ["option", "env"])
+def test_unreachable_scheduler_is_one_line(edueval, tmp_path, how):
+    out = tmp_path / "o"
+    env = {"EDUEVAL_CONNECT_TIMEOUT": "1s"}
+    args = ["turing", "simulate", "--reps", "2", "--out", out]
+    if how == "option":
+        args += ["--scheduler", "tcp://127.0.0.1:9"]
+    else:
+        env["EDUEVAL_SCHEDULER"] = "tcp://127.0.0.1:9"
+    run = edueval(*args, env=env)
+    assert run.code == 2, run.err
+    assert len(run.err_lines) == 1, run.err
+    assert run.err_lines[0].startswith("error: cannot reach the Dask scheduler 'tcp://127.0.0.1:9'")
+    assert not (out / "results.json").exists()

@@ -1,0 +1,120 @@
+"""The executor seam: in process by default, Dask on request, the same numbers either way.
+
+One LocalCluster of 2 worker processes is shared by the cluster tests of this module; each test
+runs a protocol's independent tasks in process and on the cluster and compares the results bit
+for bit (``check_exact``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from edueval.executor import DaskExecutor, InProcess, open_executor, parse_cluster
+from edueval.io import InputError
+from edueval.seeding import task_seeds
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with open_executor(cluster="local:2") as ex:
+        assert isinstance(ex, DaskExecutor)
+        assert len(ex.client.scheduler_info()["workers"]) == 2
+        yield ex
+
+
+def test_in_process_is_the_default_and_keeps_order(monkeypatch):
+    monkeypatch.delenv("EDUEVAL_SCHEDULER", raising=False)
+    with open_executor() as ex:
+        assert isinstance(ex, InProcess)
+        assert ex.map(divmod, [(7, 2), (9, 4), (1, 5)]) == [(3, 1), (2, 1), (0, 1)]
+        assert ex.describe() == {"kind": "in-process"}
+
+
+@pytest.mark.parametrize("value", ["local:0", "local", "local:x", "4", "remote:2", "local:-1"])
+def test_malformed_cluster_is_bad_input(value):
+    with pytest.raises(InputError, match="local:N"):
+        parse_cluster(value)
+
+
+def test_cluster_and_scheduler_exclude_each_other():
+    with pytest.raises(InputError, match="not both"), open_executor("local:1", "tcp://h:1"):
+        pass
+
+
+def test_task_seeds_are_spawned_children():
+    seeds = task_seeds(5, 3)
+    assert seeds == task_seeds(5, 3) and len(set(seeds)) == 3
+    child = np.random.SeedSequence(5).spawn(3)[1]
+    assert seeds[1] == int(child.generate_state(1, np.uint64)[0] >> np.uint64(1))
+    assert task_seeds(5, 4)[:3] == seeds  # a task's seed does not depend on how many follow
+
+
+def test_cluster_map_keeps_task_order(cluster):
+    assert cluster.map(pow, [(i, 2) for i in range(10)]) == [i * i for i in range(10)]
+    assert cluster.describe() == {"kind": "dask", "cluster": "local:2"}
+
+
+def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def test_kt_study_replications_identical_on_the_cluster(cluster):
+    from edueval.kt.study import StudyConfig
+    from edueval.kt.study_replications import replicate_study, replication_seeds
+
+    cfg = StudyConfig(n_students=40, n_skills=4, n_opportunities=8, n_random_sets=3, seed=11)
+    here = replicate_study(cfg, 2, executor=InProcess())
+    there = replicate_study(cfg, 2, executor=cluster)
+    assert here.seeds == there.seeds == task_seeds(11, 2)
+    for name in ("table3", "table2", "table3_spread", "table2_spread"):
+        _frames_equal(getattr(here, name), getattr(there, name))
+    _frames_equal(here.variant.table3, there.variant.table3)
+    # the replications differ from each other, and the spread is their SD
+    t3 = here.table3.query("metric == 'mol_mad'")
+    assert not here.results[0].scores.equals(here.results[1].scores)
+    sd = here.table3_spread.set_index("metric").loc["mol_mad", "mean_rank_true_sd"]
+    assert sd == pytest.approx(t3["mean_rank_true"].std(ddof=1))
+    assert replication_seeds(11, 1) == [11]  # one replication is today's single run
+
+
+def test_turing_simulate_identical_on_the_cluster(cluster):
+    from edueval.turing.simulate import SimConfig, simulate_study
+
+    cfg = SimConfig(n_students=8, n_questions=5, reps=30, chunk=7, pool=5, seed=3)
+    here = simulate_study(cfg, n_students_grid=[5, 12])
+    there = simulate_study(cfg, n_students_grid=[5, 12], executor=cluster)
+    for name in ("rates", "means", "example"):
+        _frames_equal(here[name], there[name])
+    # chunks are seeded independently: another chunk size gives other (valid) numbers
+    other = simulate_study(SimConfig(**{**cfg.__dict__, "chunk": 30}), n_students_grid=[5, 12])
+    assert not other["means"].equals(here["means"])
+
+
+def test_turing_power_cells_identical_on_the_cluster(cluster):
+    from edueval.turing.power import Rates, power_table
+
+    kw = dict(eps_values=[0.1], delta_values=[0.05], rho_values=[0.0, 0.2],
+              rates=Rates(0.3, 0.3, 0.1), n_students=20, m=5, reps=50, seed=2)  # fmt: skip
+    _frames_equal(power_table(**kw), power_table(**kw, executor=cluster))
+
+
+def test_pairwise_fit_in_blocks_identical_on_the_cluster(cluster):
+    from tests.pairwise.reference import simulate
+
+    from edueval.pairwise.bradley_terry import BradleyTerry
+
+    df, _ = simulate(2, 16, seed=5)
+    df["attribute"] = ["a1", "a2"] * (len(df) // 2) + ["a1"] * (len(df) % 2)
+    model = BradleyTerry(df, ties="drop", seed=4)
+    assert model.design.n_groups == 4
+    kw = dict(chains=1, warmup=40, draws=40, groups_per_task=2)
+    here = model.fit(**kw)
+    there = model.fit(**kw, executor=cluster)
+    _frames_equal(here.abilities, there.abilities)
+    _frames_equal(here.groups, there.groups)
+    assert here.draws.info["blocks"] == 2
+    # a block is its own NUTS run: its draws depend on the grouping, never on the workers
+    assert not here.abilities.equals(model.fit(**{**kw, "groups_per_task": 0}).abilities)
