@@ -20,7 +20,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from ..io import binary_column
-from .crossval import FOLD_METRICS, fold_scores, heldout_predictions, make_folds
+from .crossval import FOLD_METRICS, fold_scores, heldout_predictions, make_folds, skill_codes
 from .data import Columns
 from .registry import make_model
 
@@ -123,7 +123,7 @@ def compare_models(
     cols = (columns or Columns()).resolve(df)
     folds = make_folds(df, n_folds, by="student", seed=seed, columns=cols)
     y = binary_column(df, cols.correct)
-    skill = df[cols.skill].astype(str).to_numpy()
+    skill = skill_codes(df, cols)
     rows, per_skill = [], []
     for spec in specs:
 

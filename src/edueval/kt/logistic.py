@@ -193,8 +193,9 @@ def fit_logistic(
 
 
 def aggregate(keys: list[np.ndarray], y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows with equal ``keys`` merged: (a row of each group, its size, its number correct)."""
-    order = np.lexsort(keys[::-1])
+    """Rows with equal ``keys`` merged: (a row of each group, its size, its number correct),
+    groups in lexicographic order of the keys."""
+    order = _key_order(keys)
     new = np.ones(len(order), dtype=bool)
     same = np.ones(len(order) - 1, dtype=bool)
     for k in keys:
@@ -206,6 +207,23 @@ def aggregate(keys: list[np.ndarray], y: np.ndarray) -> tuple[np.ndarray, np.nda
     size = np.bincount(group).astype(float)
     correct = np.bincount(group, weights=y[order].astype(float))
     return first, size, correct
+
+
+def _key_order(keys: list[np.ndarray]) -> np.ndarray:
+    """The stable lexicographic order of ``keys``; small non-negative integer keys (codes and
+    practice counts) are packed into one int64 and sorted once, several times faster than
+    ``np.lexsort`` on a million rows."""
+    ints = [np.asarray(k) for k in keys]
+    span = 1.0
+    for k in ints:
+        span *= float(k.max()) + 1 if len(k) else 1.0
+    integral = all(len(k) == 0 or (k.min() >= 0 and np.all(k == np.floor(k))) for k in ints)
+    if not integral or span >= 2.0**62:
+        return np.lexsort(keys[::-1])
+    packed = np.zeros(len(ints[0]), dtype=np.int64)
+    for k in ints:
+        packed = packed * (int(k.max()) + 1 if len(k) else 1) + k.astype(np.int64)
+    return np.argsort(packed, kind="stable")
 
 
 class _KCLogistic:
