@@ -1,9 +1,9 @@
 """``kt compare`` at scale: all five models on 1 M responses simulated from BKT-multigs.
 
 Data: ``--skills`` skills x ``--students`` students x ``--opportunities`` opportunities (default
-20 x 2,000 x 25 = 1,000,000 responses); at every opportunity an item is drawn uniformly from the
-skill's ``--items`` items, and each item has its own guess and slip (uniform in 0.05-0.40);
-prior and learn per skill from the paper's ranges.  This is the generative model of
+20 x 2,000 x 25 = 1,000,000 responses) from :mod:`edueval.kt.simulate_items`: at every
+opportunity an item is drawn uniformly from the skill's ``--items`` items, and each item has its
+own guess and slip (uniform in 0.05-0.40); prior and learn per skill from the paper's ranges.  This is the generative model of
 ``bkt-multigs:item`` (KT-IDEM), so that model should rank first by held-out log-likelihood.
 
 Runs :func:`edueval.kt.model_runs.compare_run` (exactly what ``edueval kt compare`` runs: 5
@@ -23,41 +23,25 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from edueval.kt.model_runs import compare_run
+from edueval.kt.params import PAPER_RANGES, random_params
+from edueval.kt.simulate_items import draw_item_params, simulate_items
 from edueval.seeding import rng
 
 MODELS = "bkt,bkt-forgets,bkt-multigs:item,afm,pfa"
 
 
 def simulate_multigs(n_skills, n_students, n_opp, n_items, seed) -> pd.DataFrame:
-    """Vectorised sampling of BKT with guess and slip per item."""
+    """BKT with guess and slip per item, by the library's item simulator (what ``kt simulate
+    --items-per-skill`` runs): prior and learn per skill from the paper's ranges, each item's
+    guess and slip uniform in 0.05-0.40 (0.225 +- 0.175)."""
     gen = rng(seed)
-    prior = gen.uniform(0.01, 0.8, (n_skills, 1))
-    learn = gen.uniform(0.01, 0.6, (n_skills, 1))
-    guess = gen.uniform(0.05, 0.4, (n_skills, n_items))
-    slip = gen.uniform(0.05, 0.4, (n_skills, n_items))
-    item = gen.integers(n_items, size=(n_skills, n_students, n_opp))
-    known = gen.random((n_skills, n_students)) < prior
-    correct = np.empty(item.shape, dtype=np.int8)
-    sk = np.arange(n_skills)[:, None]
-    for t in range(n_opp):
-        it = item[:, :, t]
-        p = np.where(known, 1 - slip[sk, it], guess[sk, it])
-        correct[:, :, t] = gen.random(p.shape) < p
-        known = known | (gen.random(known.shape) < learn)
-    return pd.DataFrame(
-        {
-            "student": np.tile(np.repeat(np.arange(n_students), n_opp), n_skills).astype(str),
-            "skill": np.repeat([f"k{k:02d}" for k in range(n_skills)], n_students * n_opp),
-            "order": np.tile(np.arange(n_opp), n_skills * n_students),
-            "item": np.char.add(np.repeat(np.array([f"k{k:02d}-" for k in range(n_skills)]),
-                                          n_students * n_opp), item.reshape(-1).astype(str)),
-            "correct": correct.reshape(-1),
-        }
-    )  # fmt: skip
+    skills = random_params(n_skills, gen, PAPER_RANGES)
+    skills["guess"] = skills["slip"] = 0.225
+    ip = draw_item_params(skills, n_items, gen, spread=0.175)
+    return simulate_items(ip, n_students, n_opp, seed=seed + 1).drop(columns="known")
 
 
 def main() -> None:

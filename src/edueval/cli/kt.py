@@ -135,6 +135,19 @@ def simulate(
         ),
     ] = None,
     forget_max: Annotated[float, typer.Option(help="Draw forget uniformly in [0, this].")] = 0.0,
+    items_per_skill: Annotated[
+        int,
+        typer.Option(
+            help="Items per skill (named SKILL-J, an 'item' column), each with its own guess "
+            "and slip drawn around the skill's (KT-IDEM); params.csv is then the long format."
+        ),
+    ] = 0,
+    item_spread: Annotated[
+        float, typer.Option(help="Item guess/slip uniform within +-this of the skill's.")
+    ] = 0.15,
+    item_learn: Annotated[
+        bool, typer.Option("--item-learn", help="Learn per item too (as --multilearn item).")
+    ] = False,
     seed: SeedOption = 1,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -151,6 +164,9 @@ def simulate(
         params_path=params,
         seed=seed,
         forget_max=forget_max,
+        items_per_skill=items_per_skill,
+        item_spread=item_spread,
+        item_learn=item_learn,
     )
     say(f"{res['n_responses']} responses on {res['n_skills']} skills")
     done(path)
@@ -488,7 +504,11 @@ def compare(
 @app.command()
 def roster(
     params: Annotated[
-        Path, typer.Argument(help="Parameter file (one row per skill) or a saved model folder.")
+        Path,
+        typer.Argument(
+            help="Parameter file (one row per skill, or a variant's long table) or a saved "
+            "model folder."
+        ),
     ],
     updates: Annotated[Path, typer.Option("--updates", help="Response log to replay.")],
     threshold: Annotated[float, typer.Option(help="Mastery threshold on P(known).")] = 0.95,

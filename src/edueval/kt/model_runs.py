@@ -17,9 +17,9 @@ from ..runs import RunDir
 from .compare import CompareResult, compare_models
 from .crossval import FOLD_METRICS, CVResult, cross_validate
 from .data import Columns, read_responses
-from .params import read_params
 from .registry import make_model, parse_models, spec_columns
 from .roster import Roster, load_model, replay
+from .variants import read_param_file
 
 __all__ = ["crossvalidate_run", "compare_run", "roster_run"]
 
@@ -147,10 +147,13 @@ def _roster_params(path: Path) -> pd.DataFrame:
     """Parameters from a file, or from a folder written by ``save_model``."""
     if path.is_dir():
         return load_model(path).params_
-    params = read_params(path)
+    return read_param_file(path)
+
+
+def _param_skills(params: pd.DataFrame) -> set[str]:
     if "parameter" in params.columns:
-        raise InputError("kt roster takes classic BKT parameters (one row per skill)", file=path)
-    return params
+        return set(params["skill"].astype(str))
+    return set(params.index.astype(str))
 
 
 def roster_run(
@@ -163,7 +166,7 @@ def roster_run(
         raise InputError(f"--threshold must be in (0, 1), got {threshold}")
     params = _roster_params(params_path)
     df, seqs, cols = read_responses(updates_path, columns, encoding=encoding)
-    missing = sorted(set(map(str, seqs.skills)) - set(params.index.astype(str)))
+    missing = sorted(set(map(str, seqs.skills)) - _param_skills(params))
     if missing:
         raise InputError(f"no parameters for skill {missing[0]!r} of the updates",
                          file=str(params_path))  # fmt: skip

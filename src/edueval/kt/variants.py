@@ -514,56 +514,86 @@ def _spec_of(params: pd.DataFrame) -> VariantSpec:
 
 def _theta_from_long(params, seqs, design) -> tuple[Design, np.ndarray, np.ndarray | None]:
     """Map the table's values onto the data's groups; a data group the table lacks (an item not
-    seen in fitting) gets the skill's mean over that parameter's groups."""
-    missing = [str(s) for s in seqs.skills if s not in set(params["skill"])]
+    seen in fitting) gets the skill's mean over that parameter's groups.  The third value is
+    each skill's :func:`mixed_prior` when the table has ``share`` rows, else None."""
+    by_skill = table_index(params)
+    missing = [str(s) for s in seqs.skills if str(s) not in by_skill]
     if missing:
         raise InputError(f"no parameters for skill {missing[0]!r} of the data; the parameter "
                          "file must have rows for every skill")  # fmt: skip
-    by_skill = {s: g for s, g in params.groupby("skill", sort=False)}
-    chunks, shares, dims = [], [], np.zeros_like(design.dims)
+    has_shares = (params["parameter"] == "share").any()
+    chunks, mixed, dims = [], np.zeros(len(seqs.skills)), np.zeros_like(design.dims)
     lo = 0
     for k, skill in enumerate(seqs.skills):
         table = by_skill[str(skill)]
         n_p, n_t, n_e = (int(x) for x in design.dims[k, 1:])
         dims[k] = (lo, n_p, n_t, n_e)
         for block in _BLOCKS:
-            chunks.append(_block_values(table, block, _block_labels(design, k, block), skill))
-        sh = table[table["parameter"] == "share"].set_index("group")["value"]
-        prior_lab = _block_labels(design, k, "prior")
-        shares.append(sh.reindex(prior_lab).fillna(0.0).to_numpy() if len(sh) else np.zeros(n_p))
+            labels = _block_labels(design, k, block)
+            chunks.append(_block_values(table.get(block, {}), block, labels, skill))
+        mixed[k] = mixed_prior(table) if has_shares else 0.0
         lo += n_p + 2 * n_t + 2 * n_e
     theta = np.concatenate(chunks)
-    share_vec = np.zeros_like(theta)
-    for k in range(len(seqs.skills)):
-        share_vec[dims[k, 0] : dims[k, 0] + dims[k, 1]] = shares[k]
     out = Design(design.pg, design.tg, design.eg, design.labels, dims)
-    return out, theta, share_vec if share_vec.any() else None
+    return out, theta, mixed if has_shares else None
 
 
-def _block_values(table, block, labels, skill) -> np.ndarray:
-    rows = table[table["parameter"] == block].set_index("group")["value"]
-    if rows.empty:
+def table_index(params: pd.DataFrame) -> dict[str, dict[str, dict[str, float]]]:
+    """A long table as ``{skill: {parameter: {group: value}}}`` (rows in table order):
+    looking values up in dicts, not by filtering the frame per skill and parameter."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for s, p, g, v in zip(params["skill"].astype(str).to_numpy(object),
+                          params["parameter"].astype(str).to_numpy(object),
+                          params["group"].astype(str).to_numpy(object),
+                          params["value"].to_numpy(dtype=float), strict=True):  # fmt: skip
+        out.setdefault(s, {}).setdefault(p, {})[g] = float(v)
+    return out
+
+
+def group_mean(rows: dict[str, float]) -> float:
+    """The value a group missing from a parameter's rows gets: the mean over its groups."""
+    return float(np.mean(np.fromiter(rows.values(), dtype=float, count=len(rows))))
+
+
+def group_value(rows: dict[str, float], group: str) -> float:
+    """A parameter's value for ``group``: the ``*`` row, the group's row, else the mean."""
+    if "*" in rows:
+        return rows["*"]
+    return rows[group] if group in rows else group_mean(rows)
+
+
+def mixed_prior(table: dict[str, dict[str, float]]) -> float:
+    """A skill's prior mixed over its first-response classes by their training share (the
+    ``share`` rows, in table order; a class without a prior row gets the mean prior): what a
+    sequence's first response is predicted with.  Sums over the classes of the table, not of
+    the data being predicted, so no prediction depends on other students' answers."""
+    priors = table.get("prior", {})
+    total = 0.0
+    for group, share in table.get("share", {}).items():
+        total += share * group_value(priors, group)
+    return total
+
+
+def _block_values(rows: dict[str, float], block, labels, skill) -> np.ndarray:
+    if not rows:
         if block == "forget":
             return np.zeros(len(labels))
         raise InputError(f"no {block} parameter for skill {skill!r} in the parameter file")
-    if "*" in rows.index:
-        return np.full(len(labels), float(rows["*"]))
-    return rows.reindex(labels).fillna(float(rows.mean())).to_numpy()
+    if "*" in rows:
+        return np.full(len(labels), rows["*"])
+    return np.array([group_value(rows, g) for g in labels], dtype=float)
 
 
-def _forward_theta(seqs, design, theta, shares):
+def _forward_theta(seqs, design, theta, mixed):
     pc = np.empty(seqs.n_responses)
     pk = np.empty(seqs.n_responses)
     VK.forward(seqs.obs, seqs.starts, seqs.seq_skill, design.pg, design.tg, design.eg,
                design.dims, theta, pc, pk)  # fmt: skip
-    if shares is not None:  # first response of first-response classes: prior mixed by share
+    if mixed is not None:  # a sequence's first response: the skill's prior mixed by share
         first = seqs.starts[:-1]
         k = seqs.seq_skill
         lo, n_p, n_t, n_e = (design.dims[k, j] for j in range(4))
-        prior = np.zeros(len(first))
-        for c in range(int(n_p.max())):
-            ok = c < n_p
-            prior[ok] += shares[lo[ok] + c] * theta[lo[ok] + c]
+        prior = mixed[k]
         guess = theta[lo + n_p + 2 * n_t + design.eg[first]]
         slip = theta[lo + n_p + 2 * n_t + n_e + design.eg[first]]
         pc[first] = prior * (1 - slip) + (1 - prior) * guess
@@ -576,14 +606,14 @@ def prepare(data: pd.DataFrame, params: pd.DataFrame, columns: Columns | None):
     seqs, _ = pack(data, columns)
     spec = _spec_of(params)
     design = design_for_fit(data, seqs, spec)
-    design, theta, shares = _theta_from_long(params, seqs, design)
-    return seqs, design, theta, shares
+    design, theta, mixed = _theta_from_long(params, seqs, design)
+    return seqs, design, theta, mixed
 
 
 def forward_sequences_long(data, params, columns=None) -> tuple[Sequences, np.ndarray, np.ndarray]:
     """``(seqs, p_correct, p_known)`` in packed order."""
-    seqs, design, theta, shares = prepare(data, params, columns)
-    pc, pk = _forward_theta(seqs, design, theta, shares)
+    seqs, design, theta, mixed = prepare(data, params, columns)
+    pc, pk = _forward_theta(seqs, design, theta, mixed)
     return seqs, pc, pk
 
 
@@ -633,9 +663,10 @@ def is_long(table: pd.DataFrame) -> bool:
     return {"parameter", "value"} <= set(table.columns)
 
 
-def read_param_file(path: str | Path) -> pd.DataFrame:
+def read_param_file(path: str | Path, *, collapse: bool = True) -> pd.DataFrame:
     """Read a parameter file in either format; returns a wide table when it is classic (one
-    value per skill and parameter) and a validated long table otherwise."""
+    value per skill and parameter; with ``collapse``, also for a long file whose groups are all
+    ``*``) and a validated long table otherwise."""
     from .params import read_params
 
     df = read_table(path, text_columns=["skill", "group"])
@@ -655,6 +686,8 @@ def read_param_file(path: str | Path) -> pd.DataFrame:
             f"{path}: two rows for skill {r.skill!r}, {r.parameter}, group {r.group!r}"
         )
     _spec_of(out)  # refuses malformed group labels now rather than at prediction
+    if not collapse:
+        return out
     wide = long_to_wide(out)
     return wide if wide is not None else out
 
