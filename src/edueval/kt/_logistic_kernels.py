@@ -75,20 +75,30 @@ def loss_grad(indptr, indices, data, y, n, w, lam, grad):
 
 
 @njit(cache=True, parallel=True)
-def hess_vec(indptr, indices, data, n, w, lam, v, out):
-    """Hessian of :func:`loss_grad` at ``w`` times ``v``, written into ``out``."""
+def hess_weights(indptr, indices, data, n, w, out):
+    """The Hessian's row weights at ``w``: ``n p (1 - p)`` per row, written into ``out`` (they
+    stay the same for every product at one point, e.g. a Newton step's CG iterations)."""
     n_rows = indptr.shape[0] - 1
-    part = np.zeros((BLOCKS, w.shape[0]))
     for b in prange(BLOCKS):
         lo, hi = _block(b, n_rows)
         for i in range(lo, hi):
-            eta = _row_eta(indptr, indices, data, w, i)
-            xv = _row_eta(indptr, indices, data, v, i)
-            p = 1.0 / (1.0 + math.exp(-eta))
-            r = n[i] * p * (1.0 - p) * xv
+            p = 1.0 / (1.0 + math.exp(-_row_eta(indptr, indices, data, w, i)))
+            out[i] = n[i] * p * (1.0 - p)
+
+
+@njit(cache=True, parallel=True)
+def hess_vec(indptr, indices, data, weights, lam, v, out):
+    """Hessian of :func:`loss_grad` times ``v``, written into ``out``, from the row
+    ``weights`` of :func:`hess_weights` at the point."""
+    n_rows = indptr.shape[0] - 1
+    part = np.zeros((BLOCKS, v.shape[0]))
+    for b in prange(BLOCKS):
+        lo, hi = _block(b, n_rows)
+        for i in range(lo, hi):
+            r = weights[i] * _row_eta(indptr, indices, data, v, i)
             for j in range(indptr[i], indptr[i + 1]):
                 part[b, indices[j]] += data[j] * r
-    for c in range(w.shape[0]):
+    for c in range(v.shape[0]):
         acc = lam[c] * v[c]
         for b in range(BLOCKS):
             acc += part[b, c]

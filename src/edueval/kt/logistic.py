@@ -115,6 +115,7 @@ class _Loss:
         self.n = np.ascontiguousarray(n, dtype=float)
         self.lam = np.ascontiguousarray(lam, dtype=float)
         self.scale, self.shift = 1.0, 0.0
+        self._weights_at: np.ndarray | None = None  # the point of the cached Hessian weights
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         grad = np.empty_like(w)
@@ -122,8 +123,12 @@ class _Loss:
         return (val - self.shift) * self.scale, grad * self.scale
 
     def hessp(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
+        if self._weights_at is None or not np.array_equal(self._weights_at, w):
+            self._weights = np.empty(len(self.n))
+            LK.hess_weights(*self.csr, self.n, w, self._weights)
+            self._weights_at = w.copy()
         out = np.empty_like(w)
-        LK.hess_vec(*self.csr, self.n, w, self.lam, np.ascontiguousarray(v), out)
+        LK.hess_vec(*self.csr, self._weights, self.lam, np.ascontiguousarray(v), out)
         return out * self.scale
 
 
