@@ -100,6 +100,11 @@ def db_url(request, tmp_path) -> str:
     variable the PostgreSQL runs are skipped -- except in CI (``$CI`` set), where they fail."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'study.db'}"
+    return empty_pg_url()
+
+
+def empty_pg_url() -> str:
+    """``$EDUEVAL_TEST_PG_URL`` with the study tables dropped; skips without it (fails in CI)."""
     url = os.environ.get(PG_ENV)
     if not url:
         if os.environ.get("CI"):

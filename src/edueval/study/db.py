@@ -7,7 +7,11 @@ Reliability by construction:
   upsert (``INSERT ... ON CONFLICT DO UPDATE``): a refresh or double submit rewrites the same row,
   never adds one (``n_submits`` counts them);
 * every write is its own committed transaction before the browser is redirected;
-* a database belongs to one study (its fingerprint is stored); opening it with other items fails.
+* a database belongs to one study (its fingerprint is stored); opening it with other items fails;
+* several ``study serve`` hosts may share one PostgreSQL database: nothing lives in a process
+  (CSRF tokens are stored per participant), and the steps that read before they write -- creating
+  the tables at start-up, numbering invited participants -- hold one advisory lock, so hosts that
+  start at once, or invites run at once, cannot collide.
 
 Even assignment (comparative, open): the units (item x unordered pair of agents) are laid out in
 rounds -- round r holds the r-th pair of every item, items in a seeded order -- and participant k
@@ -44,6 +48,7 @@ from sqlalchemy import (
     event,
     func,
     select,
+    text,
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
@@ -143,6 +148,18 @@ def _require_existing_file(url: str) -> None:
                              "that 'study serve' used, with --db)")  # fmt: skip
 
 
+#: key of the PostgreSQL advisory lock that serialises schema creation and invites ("edueval")
+_LOCK_KEY = 0x6564756576616C
+
+
+def _serialised(conn: Any) -> None:
+    """On PostgreSQL, wait for the study's advisory lock, held until ``conn``'s transaction ends:
+    a read-then-write step under it cannot interleave with the same step on another host.
+    (SQLite needs nothing: its writers are serialised, and a stale read fails, never duplicates.)"""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+
+
 def _now() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
@@ -175,7 +192,12 @@ class StudyDB:
         self.shown_url = masked_url(url)
         if not create:
             _require_existing_file(url)
-        kw: dict[str, Any] = {"future": True, "pool_pre_ping": True}
+        # a server database: connections checked before use (one may have gone stale), and a
+        # pool of 20 + 10: SQLAlchemy's 5 + 10 made each busy host open and close a connection
+        # (a password handshake each) for most requests under load, as overflow connections are
+        # closed on return; 30 per process keeps 3 hosts within PostgreSQL's 100 connections
+        kw: dict[str, Any] = {"future": True, "pool_pre_ping": True, "pool_size": 20,
+                              "max_overflow": 10}  # fmt: skip
         if url.startswith("sqlite"):
             # a local file: no connection to go stale (no ping); a pool as large as the app's
             # thread pool (anyio's default: 40 threads), so connections are reused, not reopened
@@ -199,7 +221,7 @@ class StudyDB:
 
         try:
             if create:
-                metadata.create_all(self.engine)
+                self._create_tables()
                 _private(url)
                 self._bind_study()
             else:
@@ -225,6 +247,20 @@ class StudyDB:
         if row[0] != self.study.fingerprint:
             raise InputError(f"database {self.shown_url} belongs to another study (its items "
                              "or questions differ from this study.yaml)", file=self.study.path)  # fmt: skip
+
+    def _create_tables(self) -> None:
+        """``CREATE TABLE`` for the missing tables, safe when several hosts start at once on an
+        empty database: on PostgreSQL under the advisory lock (its DDL is transactional); on
+        SQLite a second pass sees the tables another process has just made."""
+        for attempt in range(2):
+            try:
+                with self.engine.begin() as c:
+                    _serialised(c)
+                    metadata.create_all(c)
+                return
+            except SQLAlchemyError:
+                if attempt == 1:
+                    raise
 
     def _bind_study(self) -> None:
         for _ in range(2):
@@ -265,6 +301,7 @@ class StudyDB:
             if self.study.kind == "mcq" and label not in students:
                 raise InputError(f"no MCQ for student {label!r} in the study's items")
             with self.engine.begin() as c:
+                _serialised(c)  # the count below numbers participants: one invite at a time
                 row = c.execute(
                     select(participants.c.token).where(participants.c.label == label)
                 ).first()
