@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 
@@ -91,3 +93,49 @@ def test_unusable_replies_are_unparseable_and_never_cached(
     results = json.loads((tmp_path / "p3" / "results.json").read_text())
     assert results["n_unparseable"] == 15 and results["mia"]["unparseable"] == 9
     assert server.calls == 2 * calls, "an unusable reply must not be replayed from the cache"
+
+
+def _kill_after(server: ScriptedServer, calls: int) -> threading.Thread:
+    def watch() -> None:
+        while server.calls < calls:
+            time.sleep(0.002)
+        server.kill()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_run_over_two_servers_survives_one_dying(edueval, tmp_path, questions):
+    """--base-url twice: one server dies after 4 calls; the run completes on the other (exit 0),
+    every prompt answered once, each call's line naming the server that answered."""
+    reply = lambda body: '{"Correct Choice": "A"}'  # noqa: E731
+    with ScriptedServer(reply, latency=0.05) as a, ScriptedServer(reply, latency=0.05) as b:
+        a_url, b_url = a.url, b.url
+        watcher = _kill_after(a, 4)
+        run = edueval("malalgo", "run", questions, "--model", "openai/scripted",
+                      "--base-url", a_url, "--base-url", b_url, "--max-connections", "2",
+                      "--max-failures", "0", "--out", tmp_path / "p3",
+                      env={"OPENAI_API_KEY": "test-key"})  # fmt: skip
+        watcher.join(timeout=5)
+    assert run.code == 0, run
+    assert a.killed
+    status, results = _status(tmp_path / "p3")
+    assert status == "complete" and results["model_failures"]["failed"] == 0, results
+    calls = [json.loads(line) for line in (tmp_path / "p3" / "calls.jsonl").open()]
+    assert len(calls) == 15 and len({c["key"] for c in calls}) == 15
+    assert {c["server"] for c in calls} == {a_url, b_url}
+    assert b.calls == sum(c["server"] == b_url for c in calls)
+
+
+def test_a_bad_endpoints_file_is_refused_in_one_line(edueval, tmp_path, questions):
+    path = tmp_path / "endpoints.yaml"
+    path.write_text("- url: http://127.0.0.1:9/v1\n  max_connections: many\n")
+    run = edueval("malalgo", "run", questions, "--model", "openai/scripted", "--endpoints", path,
+                  "--out", tmp_path / "o")  # fmt: skip
+    assert_refused(
+        run,
+        code=2,
+        out=tmp_path / "o",
+        contains="endpoint 1: max_connections must be a whole number >= 1, got 'many'",
+    )

@@ -11,6 +11,7 @@ from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, 
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
+    EndpointsOption,
     MaxConnectionsOption,
     MaxFailuresOption,
     ModelOption,
@@ -74,6 +75,7 @@ def run(
     mcq: Annotated[bool, typer.Option("--mcq/--no-mcq", help="Also ask the questions.")] = True,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
     base_url: BaseUrlOption = None,
+    endpoints: EndpointsOption = None,
     api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
     max_connections: MaxConnectionsOption = 8,
     timeout: TimeoutOption = 60.0,
@@ -103,6 +105,7 @@ def run(
         return open_model(
             spec,
             base_url=base_url,
+            endpoints=endpoints,
             api_key_env=api_key_env,
             max_connections=max_connections,
             timeout=timeout,

@@ -44,14 +44,27 @@ BaseUrlOption = Annotated[
     typer.Option(
         "--base-url",
         help="Server base URL for openai/<model>, e.g. http://localhost:8000/v1. Repeat it (or "
-        "separate with commas) to spread calls over several replicas.",
+        "separate with commas) to spread calls over several replicas, --max-connections each.",
+    ),
+]
+EndpointsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--endpoints",
+        metavar="FILE",
+        help="YAML list of servers for openai/<model> ({url, model, key_env, max_connections} "
+        "each); calls go to the one with the most free connections, one that keeps failing is "
+        "set aside. Pooled with any --base-url.",
     ),
 ]
 ApiKeyEnvOption = Annotated[
     str, typer.Option("--api-key-env", help="Environment variable holding the API key.")
 ]
 MaxConnectionsOption = Annotated[
-    int, typer.Option("--max-connections", min=1, help="Model calls in flight at once.")
+    int,
+    typer.Option(
+        "--max-connections", min=1, help="Model calls in flight at once (per server when several)."
+    ),
 ]
 TimeoutOption = Annotated[
     float, typer.Option("--timeout", min=0.001, help="Seconds allowed per model call attempt.")
@@ -95,6 +108,7 @@ def open_model(
     cache_dir: Path | None = None,
     log_path: Path | None = None,
     max_attempts: int = 6,
+    endpoints: Path | None = None,
 ):  # -> ModelClient (import kept lazy so that `edueval --help` stays fast)
     """:func:`edueval.models.get_model` from the shared command-line options."""
     from ..models import get_model
@@ -109,6 +123,7 @@ def open_model(
         cache_dir=cache_dir,
         log_path=log_path,
         max_attempts=max_attempts,
+        endpoints=endpoints,
     )
 
 
@@ -116,6 +131,7 @@ def open_model(
 def check(
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    endpoints: EndpointsOption = None,
     api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
     timeout: TimeoutOption = 30.0,
     attempts: Annotated[
@@ -126,6 +142,7 @@ def check(
     with open_model(
         model,
         base_url=base_url,
+        endpoints=endpoints,
         api_key_env=api_key_env,
         timeout=timeout,
         no_cache=True,

@@ -11,6 +11,7 @@ from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, 
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
+    EndpointsOption,
     MaxConnectionsOption,
     MaxFailuresOption,
     ModelOption,
@@ -60,6 +61,7 @@ def run(
         typer.Option("--bt/--no-bt", help="Fit P2's Bradley-Terry model for the question ranking."),
     ] = True,
     base_url: BaseUrlOption = None,
+    endpoints: EndpointsOption = None,
     api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
     max_connections: MaxConnectionsOption = 8,
     timeout: TimeoutOption = 120.0,
@@ -78,7 +80,7 @@ def run(
     path = out_dir(out, "qgsms run", overwrite)
 
     def opener(log_path):
-        return open_model(spec, base_url=base_url, api_key_env=api_key_env,
+        return open_model(spec, base_url=base_url, endpoints=endpoints, api_key_env=api_key_env,
                           max_connections=max_connections, timeout=timeout, no_cache=no_cache,
                           log_path=log_path)  # fmt: skip
 

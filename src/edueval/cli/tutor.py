@@ -21,6 +21,7 @@ from .common import (
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
+    EndpointsOption,
     MaxConnectionsOption,
     MaxFailuresOption,
     ModelOption,
@@ -64,6 +65,7 @@ def reply(
     ],
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    endpoints: EndpointsOption = None,
     api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
     max_connections: MaxConnectionsOption = 8,
     timeout: TimeoutOption = 60.0,
@@ -101,6 +103,7 @@ def reply(
         open_model=lambda log_path: open_model(
             model,
             base_url=base_url,
+            endpoints=endpoints,
             api_key_env=api_key_env,
             max_connections=max_connections,
             timeout=timeout,

@@ -4,7 +4,9 @@ llama.cpp server, LM Studio, ...) through the ``openai`` SDK.
 One attempt per :meth:`OpenAIBackend.generate`: the SDK's own retries are switched off
 (``max_retries=0``) so that retries are done -- and counted -- once, in the shared layer.  Several
 base URLs (replicas of one model) are used in turn, round-robin, attempt by attempt; they share the
-cache and the call log because the cache key does not include the URL.
+cache and the call log because the cache key does not include the URL.  (:func:`get_model` sends
+several URLs to :class:`~edueval.models.pool.EndpointPool` instead, which spreads calls by free
+capacity and sets failing servers aside.)
 """
 
 from __future__ import annotations
@@ -141,6 +143,14 @@ class OpenAIBackend:
         except ValueError as exc:  # JSONDecodeError from a truncated body, pydantic errors
             raise TransientError("malformed", f"{url}: malformed response body ({exc})") from None
         return _reply(resp, url)
+
+    async def probe(self, timeout: float = 5.0) -> bool:
+        """Health check of the first base URL: whether ``GET /models`` answers."""
+        try:
+            await self._get_clients()[0].models.list(timeout=timeout)
+        except Exception:
+            return False
+        return True
 
     def _status_error(self, exc: Any, url: str) -> Exception:
         status = int(getattr(exc, "status_code", 0) or 0)

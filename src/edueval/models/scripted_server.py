@@ -221,6 +221,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.killed = False
         self.reset()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -239,6 +240,12 @@ class ScriptedServer:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+
+    def kill(self) -> None:
+        """Die as a crashed server does: stop listening (new connections are refused) and hang up,
+        without an answer, on every call in progress or arriving on an open connection."""
+        self.killed = True
+        self.stop()
 
     def __enter__(self) -> ScriptedServer:
         return self.start()
@@ -378,6 +385,9 @@ class _Handler(BaseHTTPRequestHandler):
         return False
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        if self.owner.killed:
+            self.close_connection = True
+            return
         if self.path.rstrip("/") == "/scripted/stats":  # counters, for a server in another process
             o = self.owner
             with o._lock:
@@ -399,6 +409,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server naming
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.owner.killed:
+            self.close_connection = True
+            return
         if self.path.rstrip("/") not in {"/v1/chat/completions", "/chat/completions"}:
             self._error(404, f"no route {self.path}", "not_found")
             return
@@ -433,6 +446,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if owner.latency > 0:
             time.sleep(owner.latency)
+        if owner.killed:  # died while this call was being answered
+            self.close_connection = True
+            return
         if fault == "429":
             ra = owner.faults.retry_after
             headers = {} if ra is None else {"Retry-After": f"{ra:g}"}
