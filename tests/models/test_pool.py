@@ -16,27 +16,20 @@ from edueval.models.scripted_server import Faults
 from .test_client import answer_script, expected_text, make_requests
 
 
-def _timed_run(client, requests: list[ChatRequest]) -> float:
-    t0 = time.perf_counter()
+def _answered(client, requests: list[ChatRequest]) -> None:
     results = client.complete_many(requests)
-    elapsed = time.perf_counter() - t0
     assert all(r.ok for r in results) and [r.text for r in results] == [
         expected_text(r) for r in requests
     ]
-    return elapsed
 
 
-def test_two_servers_answer_about_twice_as_fast_as_one(serve, connect):
-    """Throughput adds up: with 200 ms latency and 16 connections each, two servers answer 320
-    calls about twice as fast as one.  The exact evidence is server-side: each server got about
-    half the calls, both ran 16 at once, and at one moment at least 24 calls (of 32 at most) were
-    in progress over the two -- more than one server can hold.  The time ratio (one server's
-    time over two servers', measured in this run, no absolute time asserted) has a tolerant
-    bound, 1.3, on the better of two rounds (each round times one then two back to back, so a
-    change of load between rounds does not count): the client's CPU per call (~2 ms, here shared
-    with both servers' threads in one process) keeps it below 2, and on a 2-core machine loaded
-    by other jobs it was seen between 1.40 and 1.79.  The figure against the 1.8 target is
-    measured by benchmarks/models_pool.py (benchmarks/RESULTS.md)."""
+def test_two_servers_hold_twice_the_calls_in_flight_of_one(serve, connect):
+    """Throughput adds up: with 200 ms latency and 16 connections each, two servers hold twice
+    the calls in flight of one.  The evidence is server-side, so it does not depend on the
+    machine's load: one server alone runs 16 at once; behind the pool each server gets about
+    half the calls, both run 16 at once, and at one moment at least 24 calls (of 32 at most) are
+    in progress over the two -- more than one server can hold.  The time ratio against the 1.8
+    target is measured by benchmarks/models_pool.py (benchmarks/RESULTS.md), not here."""
     peak = {"now": 0}
     servers: list = []
 
@@ -46,22 +39,17 @@ def test_two_servers_answer_about_twice_as_fast_as_one(serve, connect):
 
     a, b = serve(script, latency=0.2), serve(script, latency=0.2)
     servers += [a, b]
-    n, one_s, two_s = 320, [], []
-    for round_ in range(2):
-        a.reset()
-        with connect(a, max_connections=16, no_cache=True) as one:
-            one_s.append(_timed_run(one, make_requests(n, prefix=f"one{round_}")))
-        assert a.calls == n and a.max_in_flight == 16
-        a.reset()
-        b.reset()
-        peak["now"] = 0
-        with connect([a.url, b.url], max_connections=16, no_cache=True) as two:
-            assert two.max_connections == 32
-            two_s.append(_timed_run(two, make_requests(n, prefix=f"two{round_}")))
-        assert a.calls + b.calls == n and abs(a.calls - b.calls) <= n // 10, (a.calls, b.calls)
-        assert a.max_in_flight == b.max_in_flight == 16 and peak["now"] >= 24
-    ratio = max(o / t for o, t in zip(one_s, two_s, strict=True))
-    assert ratio >= 1.3, f"two servers {two_s} s vs one {one_s} s: ratio {ratio:.2f}"
+    n = 320
+    with connect(a, max_connections=16, no_cache=True) as one:
+        _answered(one, make_requests(n, prefix="one"))
+    assert a.calls == n and a.max_in_flight == 16 and peak["now"] <= 16
+    a.reset()
+    peak["now"] = 0
+    with connect([a.url, b.url], max_connections=16, no_cache=True) as two:
+        assert two.max_connections == 32
+        _answered(two, make_requests(n, prefix="two"))
+    assert a.calls + b.calls == n and abs(a.calls - b.calls) <= n // 10, (a.calls, b.calls)
+    assert a.max_in_flight == b.max_in_flight == 16 and peak["now"] >= 24
 
 
 def _kill_when(server, calls: int) -> threading.Thread:
