@@ -7,18 +7,41 @@ Python API::
     from edueval.kt import AFM, PFA, Roster, save_model, load_model, cross_validate, compare_models
 """
 
+import importlib
+from typing import Any
+
 from . import metrics
 from .bkt import BKT, FitResult, forward, simulate
-from .compare import CompareResult, compare_models
-from .crossval import CVResult, cross_validate, make_folds
 from .data import Columns, Sequences, pack
-from .logistic import AFM, PFA
 from .mastery import moment_of_learning, n_correct_in_a_row
-from .model_files import load_model, save_model
 from .params import PAPER_RANGES, BKTParams, random_params, read_params
-from .registry import make_model
-from .roster import Roster, replay
 from .simulate_items import draw_item_params, item_params_long, simulate_items
+
+# Imported on first use (PEP 562): the model comparison pulls in scipy.stats, scipy.optimize and
+# scipy.sparse, about a second that every `edueval` command would otherwise pay at start-up.
+_LAZY = {
+    "AFM": "logistic",
+    "PFA": "logistic",
+    "CompareResult": "compare",
+    "compare_models": "compare",
+    "CVResult": "crossval",
+    "cross_validate": "crossval",
+    "make_folds": "crossval",
+    "load_model": "model_files",
+    "save_model": "model_files",
+    "make_model": "registry",
+    "Roster": "roster",
+    "replay": "roster",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AFM",
