@@ -52,8 +52,8 @@ EndpointsOption = Annotated[
     typer.Option(
         "--endpoints",
         metavar="FILE",
-        help="YAML list of servers for openai/<model> ({url, model, key_env, max_connections} "
-        "each); calls go to the one with the most free connections, one that keeps failing is "
+        help="YAML list of servers for openai/MODEL, each with url and optionally model, key_env "
+        "and max_connections; calls go to the one with the most free connections, one that keeps failing is "
         "set aside. Pooled with any --base-url.",
     ),
 ]
