@@ -108,7 +108,14 @@ def _sigint_raises_interrupted() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _interrupted() -> int:
+def _quiet_unraisable(unraisable: object) -> None:
+    """After Ctrl-C, objects torn down half-built (e.g. numba's compiler interrupted mid-way)
+    may fail in their ``__del__``; those are consequences of the interrupt, not news."""
+
+
+def interrupted() -> int:
+    """Mark open runs ``interrupted``, say so in one line, and return the exit code 130."""
+    sys.unraisablehook = _quiet_unraisable
     marked = mark_open_runs("interrupted")
     where = f" ({', '.join(map(str, marked))} marked 'interrupted')" if marked else ""
     print(f"interrupted{where}", file=sys.stderr)
@@ -136,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         with _sigint_raises_interrupted():
             return _invoke(argv)
     except (Interrupted, KeyboardInterrupt):
-        return _interrupted()
+        return interrupted()
     except (InputError, ModelError) as exc:
         return _failed(str(exc), 2)
     except RunFailed as exc:
@@ -148,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()  # type: ignore[attr-defined]
         return int(getattr(exc, "exit_code", 2))
     except aborts:  # Click turns Ctrl-C / end of input at a prompt into Abort
-        return _interrupted()
+        return interrupted()
     except BaseException:
         mark_open_runs("error")
         raise
