@@ -77,7 +77,12 @@ class _Hosts:
     async def send(self, turn: list[int], method: str, url: str, **kw) -> httpx.Response:
         client = self.clients[turn[0] % 2]
         turn[0] += 1
-        return await client.request(method, url, **kw)
+        try:
+            return await client.request(method, url, **kw)
+        except (httpx.ReadError, httpx.RemoteProtocolError):
+            # a kept-alive connection the server closed as it was reused: sent again, as a
+            # browser or balancer does (every request here is idempotent, answers included)
+            return await client.request(method, url, **kw)
 
     async def post_to_both(self, url: str, data: dict[str, str]) -> list[httpx.Response]:
         """The same form sent to both hosts at once (a double click split by the balancer)."""
