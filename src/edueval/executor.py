@@ -10,7 +10,8 @@ runs the tasks one after another in this process -- today's path, with no Dask i
 :class:`DaskExecutor` submits the tasks to a Dask ``distributed`` cluster: ``--cluster local:N``
 starts a ``LocalCluster`` of N single-threaded worker processes for the run, ``--scheduler
 ADDRESS`` (or the variable) connects to a running ``dask scheduler``.  This is the only module that
-imports Dask, and only then.
+imports Dask, and only then, with :mod:`edueval.partitioned`, its data side (datasets read through
+``dask.dataframe`` on the executor's client).
 
 >>> with open_executor(cluster="local:2") as ex:
 ...     squares = ex.map(pow, [(2, 2), (3, 2)])
@@ -54,6 +55,9 @@ class Executor(Protocol):
 class InProcess:
     """Tasks one after another in this process (the default; exactly the path without Dask)."""
 
+    #: no Dask client: datasets (:mod:`edueval.partitioned`) are read in this process
+    dask_client = None
+
     def map(self, fn: Callable[..., Any], tasks: Sequence[tuple]) -> list:
         return [fn(*t) for t in tasks]
 
@@ -68,6 +72,11 @@ class DaskExecutor:
         self.client = client
         self.description = description
 
+    @property
+    def dask_client(self) -> Any:
+        """The client that :mod:`edueval.partitioned` reads and shuffles datasets with."""
+        return self.client
+
     def map(self, fn: Callable[..., Any], tasks: Sequence[tuple]) -> list:
         if not tasks:
             return []
@@ -80,14 +89,16 @@ class DaskExecutor:
         return dict(self.description)
 
 
-def parse_cluster(value: str) -> int:
-    """Worker count of ``--cluster local:N`` (N >= 1); anything else is bad input."""
-    m = re.fullmatch(r"local:(\d+)", value.strip())
+def parse_cluster(value: str) -> tuple[int, str | None]:
+    """Worker count and memory limit of ``--cluster local:N`` or ``local:N:MEMORY`` (e.g.
+    ``local:2:3GB``, each worker's limit; by default the machine's memory is shared out)."""
+    m = re.fullmatch(r"local:(\d+)(?::(\d+(?:\.\d+)?\s*[KMGT]i?B))?", value.strip(), re.IGNORECASE)
     if m is None or int(m.group(1)) < 1:
         raise InputError(
-            f"--cluster must be local:N with N >= 1 worker processes (e.g. local:4), got {value!r}"
+            "--cluster must be local:N with N >= 1 worker processes, optionally :MEMORY per "
+            f"worker (e.g. local:4 or local:2:3GB), got {value!r}"
         )
-    return int(m.group(1))
+    return int(m.group(1)), m.group(2)
 
 
 def _distributed():
@@ -100,18 +111,36 @@ def _distributed():
     return distributed
 
 
+def _quiet(distributed: Any) -> None:
+    """Dask logs every shuffle's start and end at WARNING; a run prints only its own lines."""
+    import logging
+
+    for name in ("distributed", "distributed.shuffle"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
 @contextmanager
-def _local_cluster(n_workers: int) -> Iterator[DaskExecutor]:
+def _local_cluster(n_workers: int, memory: str | None) -> Iterator[DaskExecutor]:
+    import logging
+
     distributed = _distributed()
+    _quiet(distributed)
     cluster = distributed.LocalCluster(
         n_workers=n_workers,
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
+        memory_limit=memory or "auto",
+        silence_logs=logging.ERROR,
+        # one thread per worker process: numba's parallel loops would otherwise oversubscribe
+        env={"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
     )
     try:
         with distributed.Client(cluster) as client:
-            yield DaskExecutor(client, {"kind": "dask", "cluster": f"local:{n_workers}"})
+            description = {"kind": "dask", "cluster": f"local:{n_workers}"}
+            if memory:
+                description["worker_memory"] = memory
+            yield DaskExecutor(client, description)
     finally:
         cluster.close()
 
@@ -119,6 +148,7 @@ def _local_cluster(n_workers: int) -> Iterator[DaskExecutor]:
 @contextmanager
 def _remote(address: str, source: str) -> Iterator[DaskExecutor]:
     distributed = _distributed()
+    _quiet(distributed)
     try:
         timeout = os.environ.get("EDUEVAL_CONNECT_TIMEOUT", _CONNECT_TIMEOUT)
         client = distributed.Client(address, timeout=timeout)
@@ -143,8 +173,8 @@ def open_executor(cluster: str | None = None, scheduler: str | None = None) -> I
     if cluster and scheduler:
         raise InputError("give --cluster or --scheduler, not both")
     if cluster:
-        n = parse_cluster(cluster)
-        with _local_cluster(n) as ex:
+        n, memory = parse_cluster(cluster)
+        with _local_cluster(n, memory) as ex:
             yield ex
         return
     source = "--scheduler"

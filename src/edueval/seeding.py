@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rng", "child_rngs", "task_seeds", "DEFAULT_SEED"]
+__all__ = ["rng", "child_rngs", "keyed_rng", "task_seeds", "DEFAULT_SEED"]
 
 DEFAULT_SEED = 20120601
 
@@ -33,3 +33,18 @@ def task_seeds(seed: int | None, n: int) -> list[int]:
     """
     ss = np.random.SeedSequence(DEFAULT_SEED if seed is None else seed)
     return [int(c.generate_state(1, np.uint64)[0] >> np.uint64(1)) for c in ss.spawn(n)]
+
+
+def keyed_rng(seed: int | None, key: str) -> np.random.Generator:
+    """A generator for one named unit of work (a skill), from the seed and the name alone.
+
+    The name enters ``SeedSequence``'s spawn key through a 64-bit BLAKE2b digest, so the stream
+    of skill ``"fractions"`` is the same whatever other skills a file or a partition holds.
+    """
+    import hashlib
+
+    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
+    ss = np.random.SeedSequence(
+        DEFAULT_SEED if seed is None else seed, spawn_key=(int.from_bytes(digest, "little"),)
+    )
+    return np.random.default_rng(ss)

@@ -34,9 +34,10 @@ ClusterOption = Annotated[
     str | None,
     typer.Option(
         "--cluster",
-        metavar="local:N",
-        help="Run the independent tasks on a Dask LocalCluster of N worker processes "
-        "(needs edueval[scale]); results equal the in-process run.",
+        metavar="local:N[:MEMORY]",
+        help="Run the independent tasks on a Dask LocalCluster of N worker processes, each "
+        "limited to MEMORY if given (e.g. local:2:3GB; needs edueval[scale]); results equal "
+        "the in-process run.",
     ),
 ]
 SchedulerOption = Annotated[

@@ -32,6 +32,13 @@ ColOrder = Annotated[
 ]
 ColKnown = Annotated[str, typer.Option("--col-known", help="True 0/1 knowledge state column.")]
 DataArg = Annotated[Path, typer.Argument(help="Response file (CSV, TSV, JSONL or JSON).")]
+DatasetArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Response file (CSV, TSV, JSONL, JSON), or a dataset larger than memory: a "
+        "folder, a quoted glob or a .parquet file, read in partitions."
+    ),
+]
 EncodingOption = Annotated[
     str, typer.Option("--encoding", help="Text encoding of the file (e.g. latin-1, cp1252).")
 ]
@@ -174,7 +181,7 @@ def simulate(
 
 @app.command()
 def predict(
-    data: DataArg,
+    data: DatasetArg,
     params: Annotated[
         Path,
         typer.Option(
@@ -191,29 +198,35 @@ def predict(
     encoding: EncodingOption = "utf-8",
     only: OnlyOption = None,
     skip_no_skill: SkipNoSkillOption = False,
+    cluster: ClusterOption = None,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Forward filtering: p_correct before and p_known after every response."""
+    from ..executor import open_executor
     from ..kt.pipeline import predict_run
 
     rows = _rows(only, skip_no_skill)
     path = out_dir(out, "kt predict", overwrite)
-    res = predict_run(
-        path,
-        data,
-        params,
-        _cols(col_student, col_skill, col_correct, col_order, col_known),
-        encoding=encoding,
-        rows=rows,
-        warn=warn,
-    )
+    with open_executor(cluster, scheduler) as executor:
+        res = predict_run(
+            path,
+            data,
+            params,
+            _cols(col_student, col_skill, col_correct, col_order, col_known),
+            encoding=encoding,
+            rows=rows,
+            warn=warn,
+            executor=executor,
+        )
     _say_left_out(res)
-    say(f"predicted {res['n_responses']} responses on {res['n_skills']} skills (predictions.csv)")
+    where = "predictions/*.parquet" if "predictions" in res else "predictions.csv"
+    say(f"predicted {res['n_responses']} responses on {res['n_skills']} skills ({where})")
     done(path)
 
 
 @app.command()
 def fit(
-    data: DataArg,
+    data: DatasetArg,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     restarts: Annotated[int, typer.Option(help="EM runs per skill; the best is kept.")] = 5,
@@ -245,8 +258,11 @@ def fit(
     multipair: MultiPair = None,
     fixed: FixedFile = None,
     init: InitFile = None,
+    cluster: ClusterOption = None,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Maximum-likelihood BKT parameters per skill by EM with seeded restarts (and variants)."""
+    from ..executor import open_executor
     from ..io import InputError
     from ..kt.pipeline import fit_run
     from ..kt.variants import read_long_table
@@ -276,15 +292,17 @@ def fit(
     if multiprior and multiprior_col:
         raise InputError("give --multiprior or --multiprior-col, not both")
     path = out_dir(out, "kt fit", overwrite)
-    res = fit_run(
-        path,
-        data,
-        model,
-        min_responses=min_responses,
-        encoding=encoding,
-        rows=rows,
-        warn=warn,
-    )
+    with open_executor(cluster, scheduler) as executor:
+        res = fit_run(
+            path,
+            data,
+            model,
+            min_responses=min_responses,
+            encoding=encoding,
+            rows=rows,
+            warn=warn,
+            executor=executor,
+        )
     _say_left_out(res)
     if res["n_not_converged"]:
         warn(f"{res['n_not_converged']} skill(s) stopped at --max-iter before converging")

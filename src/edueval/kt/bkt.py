@@ -18,7 +18,7 @@ import pandas as pd
 from ..seeding import rng as make_rng
 from . import _kernels as K
 from .data import Columns, Sequences, pack, time_major
-from .params import PARAM_NAMES, BKTParams, params_frame, params_matrix, random_params
+from .params import PARAM_NAMES, BKTParams, params_frame, params_matrix
 
 __all__ = ["BKT", "simulate", "simulate_arrays", "forward", "forward_sequences", "FitResult"]
 
@@ -214,7 +214,7 @@ class BKT:
             ]
         )
 
-    def _initial_points(self, n_skills: int) -> np.ndarray:
+    def _initial_points(self, skills) -> np.ndarray:
         """(n_skills, n_restarts, 5) starting points: a neutral one, one near guess = 0 and one
         near slip = 0 (with three restarts or more), then random ones.
 
@@ -222,35 +222,40 @@ class BKT:
         started inside seldom reaches those optima: on 400 ASSISTments-style skills, five
         random-start restarts missed the best of 200 by more than 1e-5 relative in 1-3 skills
         (up to 7.7e-4), these starts in none (benchmarks/RESULTS.md).
+
+        A skill's random starts come from the seed and the skill's name alone
+        (:func:`edueval.seeding.keyed_rng`), so its fit does not depend on which other skills
+        are in the file or in the same partition of a dataset.
         """
-        gen = make_rng(self.seed)
+        from ..seeding import keyed_rng
+
+        n_skills = len(skills)
         inits = np.empty((n_skills, self.n_restarts, 5))
         f0 = 0.02 if self.forgets else 0.0
         inits[:, 0] = [0.3, 0.1, 0.2, 0.1, f0]
         if self.n_restarts > 1:
-            r = random_params(
-                n_skills * (self.n_restarts - 1),
-                gen,
-                ranges={
-                    "prior": (0.05, 0.95),
-                    "learn": (0.01, 0.5),
-                    "guess": (0.01, min(0.45, self.guess_max)),
-                    "slip": (0.01, min(0.45, self.slip_max)),
-                },
-                forget=(0.0, 0.2) if self.forgets else None,
-            )
-            inits[:, 1:] = r[list(PARAM_NAMES)].to_numpy().reshape(n_skills, self.n_restarts - 1, 5)
+            lo, hi = self._start_ranges()
+            for k, name in enumerate(skills):
+                u = keyed_rng(self.seed, str(name)).random((self.n_restarts - 1, 5))
+                inits[k, 1:] = lo + u * (hi - lo)
         if self.BOUNDARY_STARTS and self.n_restarts >= 3:
             inits[:, 1] = [0.5, 0.2, 0.02, 0.2, f0]
             inits[:, 2] = [0.5, 0.2, 0.2, 0.02, f0]
         return inits
+
+    def _start_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """Ranges of the random starting points: prior, learn, guess, slip, forget."""
+        forget_hi = 0.2 if self.forgets else 0.0
+        lo = np.array([0.05, 0.01, 0.01, 0.01, 0.0])
+        hi = np.array([0.95, 0.5, min(0.45, self.guess_max), min(0.45, self.slip_max), forget_hi])
+        return lo, hi
 
     def fit_sequences(self, seqs: Sequences) -> FitResult:
         """Fit packed sequences (see :func:`edueval.kt.data.pack`)."""
         if self.n_restarts < 1:
             raise ValueError("n_restarts must be at least 1")
         n_skills = len(seqs.skills)
-        inits = self._initial_points(n_skills)
+        inits = self._initial_points(seqs.skills)
         tm = time_major(seqs)
         bounds = self._bounds()
 

@@ -142,6 +142,12 @@ def _identifiers(df: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64, copy=False), text
 
 
+def _sorted_codes(codes: np.ndarray, names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Renumber codes so that names are in sorted order."""
+    rank = np.argsort(names.astype(str), kind="stable")
+    return np.argsort(rank)[codes], names[rank]
+
+
 def _where(df: pd.DataFrame, position: int) -> str:
     """'line N' of the source file, or 'row N' (0-based position) of an in-memory table."""
     line = line_of(df, position)
@@ -185,12 +191,10 @@ def pack(
     elif require_known:
         require_columns(df, [cols.known], what="the true knowledge state, as in simulated data")
 
-    student_codes, student_names = _identifiers(df, cols.student)
-    skill_codes, skill_names = _identifiers(df, cols.skill)
-    # number the skills in sorted name order (cheap: sorts the unique names only)
-    rank = np.argsort(skill_names, kind="stable")
-    skill_names = skill_names[rank]
-    skill_codes = np.argsort(rank)[skill_codes]
+    # number skills and students in sorted name order (cheap: sorts the distinct names only), so
+    # the packed layout -- and every sum over it -- does not depend on the order of the rows
+    student_codes, student_names = _sorted_codes(*_identifiers(df, cols.student))
+    skill_codes, skill_names = _sorted_codes(*_identifiers(df, cols.skill))
     n_students = len(student_names)
     group = skill_codes * n_students + student_codes
     order = numeric_column(df, cols.order) if cols.order in df.columns else None
@@ -249,6 +253,20 @@ class RowFilter:
 
     def apply(self, df: pd.DataFrame, cols: Columns) -> tuple[pd.DataFrame, dict[str, int]]:
         """The selected rows (line numbers kept) and how many rows each rule left out."""
+        keep, dropped = self.mask(df, cols)
+        if keep.all():
+            return df, dropped
+        if not keep.any():
+            raise InputError(
+                "no rows left after the row selection ("
+                + ", ".join(f"{k}: {v} left out" for k, v in dropped.items())
+                + ")",
+                file=df.attrs.get("file"),
+            )
+        return df[keep], dropped
+
+    def mask(self, df: pd.DataFrame, cols: Columns) -> tuple[np.ndarray, dict[str, int]]:
+        """Which rows the selection keeps, and how many rows each rule left out."""
         dropped: dict[str, int] = {}
         keep = np.ones(len(df), dtype=bool)
         for column, value in self.only:
@@ -268,16 +286,7 @@ class RowFilter:
             ).to_numpy(dtype=bool)
             dropped["no_skill"] = int((keep & empty).sum())
             keep &= ~empty
-        if keep.all():
-            return df, dropped
-        if not keep.any():
-            raise InputError(
-                "no rows left after the row selection ("
-                + ", ".join(f"{k}: {v} left out" for k, v in dropped.items())
-                + ")",
-                file=df.attrs.get("file"),
-            )
-        return df[keep], dropped
+        return keep, dropped
 
 
 def _is_number(text: str) -> bool:

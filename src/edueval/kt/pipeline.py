@@ -159,11 +159,18 @@ def predict_run(
     encoding: str = "utf-8",
     rows: RowFilter | None = None,
     warn=None,
+    executor: Executor | None = None,
 ) -> dict:
     """Forward-filter a response file with given parameters: adds ``p_correct`` and ``p_known``.
 
-    With a row selection (``rows``), the predictions file holds the selected rows only.
+    With a row selection (``rows``), the predictions file holds the selected rows only.  A
+    dataset or a Dask executor goes through :mod:`edueval.kt.dataset_runs` (partitioned Parquet).
     """
+    from .dataset_runs import predict_dataset_run, uses_dataset_path
+
+    if uses_dataset_path(data_path, executor):
+        return predict_dataset_run(out, data_path, params_path, columns, executor=executor,
+                                   encoding=encoding, rows=rows, warn=warn)  # fmt: skip
     df, seqs, cols = read_responses(data_path, columns, encoding=encoding, rows=rows)
     selection = _selection(df, encoding, rows, warn)
     params = read_param_file(params_path)
@@ -231,6 +238,30 @@ def _per_skill_summary(seqs, pc: np.ndarray, pk: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def fit_params(model: BKT, min_responses: int, cols: Columns, rows: RowFilter | None) -> dict:
+    """The run parameters of ``kt fit`` recorded in config.json."""
+    rows = rows or RowFilter()
+    return {
+        "model": repr(model),
+        "forgets": model.forgets,
+        "n_restarts": model.n_restarts,
+        "max_iter": model.max_iter,
+        "tol": model.tol,
+        "guess_max": model.guess_max,
+        "slip_max": model.slip_max,
+        "multigs": model.multigs,
+        "multilearn": model.multilearn,
+        "multiprior": model.multiprior,
+        "multipair": model.multipair,
+        "n_fixed_rows": 0 if model.fixed is None else len(model.fixed),
+        "n_init_rows": 0 if model.init is None else len(model.init),
+        "min_responses": min_responses,
+        "columns": asdict(cols),
+        "only": [f"{c}={v}" for c, v in rows.only],
+        "skip_no_skill": rows.skip_no_skill,
+    }
+
+
 def fit_run(
     out: Path,
     data_path: Path,
@@ -240,9 +271,17 @@ def fit_run(
     encoding: str = "utf-8",
     rows: RowFilter | None = None,
     warn=None,
+    executor: Executor | None = None,
 ) -> dict:
     """Fit BKT per skill by EM; skills with fewer than ``min_responses`` responses are skipped
-    (named in a warning and in results.json)."""
+    (named in a warning and in results.json).  A dataset (folder, glob, Parquet) or a Dask
+    executor goes through :mod:`edueval.kt.dataset_runs`, skills in parallel."""
+    from .dataset_runs import fit_dataset_run, uses_dataset_path
+
+    if uses_dataset_path(data_path, executor):
+        return fit_dataset_run(out, data_path, model, executor=executor,
+                               min_responses=min_responses, encoding=encoding, rows=rows,
+                               warn=warn)  # fmt: skip
     df, seqs, cols = read_responses(data_path, model.columns, encoding=encoding, rows=rows)
     selection = _selection(df, encoding, rows, warn)
     dropped = _dropped(df)
@@ -265,24 +304,7 @@ def fit_run(
     run = RunDir(
         out,
         command="kt fit",
-        params={
-            "model": repr(model),
-            "forgets": model.forgets,
-            "n_restarts": model.n_restarts,
-            "max_iter": model.max_iter,
-            "tol": model.tol,
-            "guess_max": model.guess_max,
-            "slip_max": model.slip_max,
-            "multigs": model.multigs,
-            "multilearn": model.multilearn,
-            "multiprior": model.multiprior,
-            "multipair": model.multipair,
-            "n_fixed_rows": 0 if model.fixed is None else len(model.fixed),
-            "n_init_rows": 0 if model.init is None else len(model.init),
-            "min_responses": min_responses,
-            "columns": asdict(cols),
-            **selection,
-        },
+        params={**fit_params(model, min_responses, cols, rows), **selection},
         seed=model.seed,
         inputs={"data": data_path},
     )
@@ -291,43 +313,67 @@ def fit_run(
     sizes = df.groupby(df[cols.skill].astype(str)).agg(
         n_responses=(cols.correct, "size"), n_students=(cols.student, "nunique")
     )
-    if "parameter" in res.params.columns:  # a variant: long parameter file + per-skill summary
-        table = pd.DataFrame(
-            {
-                "log_likelihood": res.log_likelihood,
-                "n_iter": res.n_iter,
-                "converged": res.converged,
-            }  # fmt: skip
-        ).join(sizes)
-        table["n_params"] = res.params.groupby("skill")["free"].sum()
-        run.table("params", res.params)
-        run.table("skills", table.reset_index())
-    else:
+    if "parameter" not in res.params.columns:
         table = res.params.copy()
         table["log_likelihood"] = res.log_likelihood
         table["n_iter"] = res.n_iter
         table["converged"] = res.converged
         table = table.join(sizes)
-        run.table("params", table.reset_index())
+        return write_fit(run, str(data_path), model, table, res.restarts, skipped=small,
+                         dropped=dropped)  # fmt: skip
+    # a variant: long parameter file + per-skill summary
+    table = pd.DataFrame(
+        {"log_likelihood": res.log_likelihood, "n_iter": res.n_iter, "converged": res.converged}
+    ).join(sizes)
+    table["n_params"] = res.params.groupby("skill")["free"].sum()
+    run.table("params", res.params)
+    run.table("skills", table.reset_index())
     run.table("restarts", res.restarts)
     rep = Report("BKT fit (EM)", f"{data_path}: {len(table)} skills, {model!r}")
-    rep.section("Fitted parameters").table(
-        table.reset_index() if "parameter" not in res.params.columns else res.params.head(200)
-    )
-    if not res.converged.all():
+    rep.section("Fitted parameters").table(res.params.head(200))
+    return _finish_fit(run, rep, model, table, skipped=small, dropped=dropped,
+                       n_params=int(model.n_params_))  # fmt: skip
+
+
+def write_fit(
+    run: RunDir,
+    source: str,
+    model: BKT,
+    table: pd.DataFrame,
+    restarts: pd.DataFrame,
+    *,
+    skipped: list[str],
+    dropped: dict[str, int],
+    extra: dict | None = None,
+) -> dict:
+    """params.csv (one row per skill), restarts.csv, the report and results.json of a classic
+    fit; ``table`` is indexed by skill with the parameters, fit statistics and sizes."""
+    run.table("params", table.reset_index())
+    run.table("restarts", restarts)
+    rep = Report("BKT fit (EM)", f"{source}: {len(table)} skills, {model!r}")
+    rep.section("Fitted parameters").table(table.reset_index())
+    n_params = (5 if model.forgets else 4) * len(table)
+    return _finish_fit(run, rep, model, table, skipped=skipped, dropped=dropped,
+                       n_params=n_params, extra=extra)  # fmt: skip
+
+
+def _finish_fit(run, rep, model, table, *, skipped, dropped, n_params, extra=None) -> dict:
+    converged = table["converged"].to_numpy(dtype=bool)
+    if not converged.all():
         rep.section("Convergence").text(
-            f"{int((~res.converged).sum())} skill(s) reached max_iter={model.max_iter} before the "
+            f"{int((~converged).sum())} skill(s) reached max_iter={model.max_iter} before the "
             "tolerance; their parameters are the last EM iterate."
         )
     results = {
         "n_skills": int(len(table)),
-        "n_responses": int(len(df)),
+        "n_responses": int(table["n_responses"].sum()),
         "rows_left_out": dropped,
-        "total_log_likelihood": float(res.log_likelihood.sum()),
-        "n_params": int(model.n_params_),
-        "n_not_converged": int((~res.converged).sum()),
-        "skipped_skills": small,
+        "total_log_likelihood": float(table["log_likelihood"].sum()),
+        "n_params": int(n_params),
+        "n_not_converged": int((~converged).sum()),
+        "skipped_skills": skipped,
         "params": table.reset_index(),
+        **(extra or {}),
     }
     run.finish(results, rep.render())
     return results

@@ -1,0 +1,266 @@
+"""Datasets larger than memory: a folder or glob of Parquet (or CSV) files, read through
+``dask.dataframe`` and regrouped so that each group of rows (a skill) lands whole in one partition.
+
+This is the data side of the executor seam (:mod:`edueval.executor`): protocol code says which
+columns it needs, which partition each row belongs to (``part_of``) and what to compute on one
+partition (``fn``, plain pandas in, a small result out); this module does the reading, the shuffle
+and the scheduling, on the executor's Dask client or, without one, in this process (synchronous
+scheduler, shuffling through temporary files on disk).  Only this module and the executor import
+Dask.
+
+>>> ds = open_dataset("logs/")                                        # doctest: +SKIP
+>>> counts = map_blocks(None, ds, ["skill"], count_fn)               # doctest: +SKIP
+>>> results, timing = regroup(None, ds, ["skill", ...], part_of, (mapping,), 8, fit_fn)  # +SKIP
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .io import InputError
+
+__all__ = ["Dataset", "is_dataset", "open_dataset", "map_blocks", "regroup"]
+
+_PARQUET = (".parquet", ".pq")
+_CSV = (".csv",)
+INSTALL_HINT = "pip install 'edueval[scale]'"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The files of a dataset, all of one kind, with the columns of the first file."""
+
+    source: str
+    files: tuple[str, ...]
+    kind: str  # "parquet" or "csv"
+    columns: tuple[str, ...]
+    n_bytes: int
+
+    def describe(self) -> dict[str, Any]:
+        """For config.json: where the data came from and how much of it there was."""
+        return {
+            "source": self.source,
+            "kind": self.kind,
+            "n_files": len(self.files),
+            "bytes": self.n_bytes,
+        }
+
+    def require(self, columns: Iterable[str], what: str = "") -> None:
+        """Refuse, in one line, a dataset without one of ``columns``."""
+        missing = [c for c in columns if c not in self.columns]
+        if missing:
+            raise InputError(
+                f"no column '{missing[0]}'{' (' + what + ')' if what else ''}; the files have "
+                + ", ".join(repr(c) for c in self.columns),
+                file=self.source,
+            )
+
+
+def is_dataset(path: str | Path) -> bool:
+    """A folder, a glob pattern or a Parquet file: read through :func:`open_dataset`."""
+    text = str(path)
+    if any(ch in text for ch in "*?["):
+        return True
+    p = Path(text)
+    return p.is_dir() or p.suffix.lower() in _PARQUET
+
+
+def _kind(name: str) -> str | None:
+    suffix = Path(name).suffix.lower()
+    if suffix in _PARQUET:
+        return "parquet"
+    if suffix in _CSV:
+        return "csv"
+    return None
+
+
+def _files(source: str) -> list[str]:
+    p = Path(source)
+    if p.is_dir():
+        found = [str(f) for f in sorted(p.rglob("*")) if f.is_file() and _kind(f.name)]
+        hidden = [f for f in found if any(part.startswith((".", "_")) for part in
+                                          Path(f).relative_to(p).parts)]  # fmt: skip
+        return [f for f in found if f not in hidden]
+    if p.is_file():
+        return [str(p)]
+    return sorted(f for f in _glob.glob(source, recursive=True) if Path(f).is_file())
+
+
+def _columns(path: str, kind: str) -> tuple[str, ...]:
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            return tuple(pq.read_schema(path).names)
+        with open(path, encoding="utf-8-sig") as fh:
+            header = fh.readline().rstrip("\r\n")
+        return tuple(header.split(","))
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"cannot read the file: {first}", file=path) from None
+
+
+def open_dataset(source: str | Path) -> Dataset:
+    """The files behind ``source`` (a folder, searched recursively; a glob; or one file).
+
+    Refuses, in one line: nothing found, files of other kinds than Parquet/CSV, a mix of both,
+    files whose columns differ from the first file's.
+    """
+    source = str(source)
+    files = _files(source)
+    if not files:
+        raise InputError("no Parquet or CSV files found", file=source)
+    kinds = {_kind(f) for f in files}
+    if None in kinds:
+        odd = next(f for f in files if _kind(f) is None)
+        raise InputError("expected .parquet or .csv files", file=odd)
+    if len(kinds) > 1:
+        raise InputError("a dataset is all Parquet or all CSV, not both", file=source)
+    kind = kinds.pop()
+    columns = _columns(files[0], kind)
+    for f in files[1:]:
+        other = _columns(f, kind)
+        if set(other) != set(columns):
+            raise InputError(
+                f"columns differ from those of {files[0]} ({', '.join(columns)})", file=f
+            )
+    n_bytes = sum(Path(f).stat().st_size for f in files)
+    return Dataset(source, tuple(files), kind, columns, n_bytes)
+
+
+def _dask():
+    try:
+        import dask
+        import dask.dataframe as dd
+    except ImportError:
+        raise InputError(f"reading a dataset needs dask and pyarrow: {INSTALL_HINT}") from None
+    return dask, dd
+
+
+def _frame(ds: Dataset, columns: Sequence[str], text_columns: Iterable[str] = ()):
+    """The dataset's ``columns`` as a dask DataFrame (one partition per file or row group)."""
+    _, dd = _dask()
+    columns = list(dict.fromkeys(columns))
+    ds.require(columns)
+    if ds.kind == "parquet":
+        return dd.read_parquet(list(ds.files), columns=columns)
+    text = set(text_columns)
+    return dd.read_csv(
+        list(ds.files),
+        usecols=columns,
+        dtype={c: str for c in columns if c in text},
+        keep_default_na=False,
+        na_values=[""],
+        blocksize="64MB",
+    )
+
+
+def _compute(client: Any, tasks: list) -> list:
+    dask, _ = _dask()
+    if client is None:
+        with dask.config.set(scheduler="synchronous"):
+            return list(dask.compute(*tasks))
+    return list(client.gather(client.compute(tasks)))
+
+
+def map_blocks(
+    client: Any,
+    ds: Dataset,
+    columns: Sequence[str],
+    fn: Callable[..., Any],
+    args: tuple = (),
+    text_columns: Iterable[str] = (),
+) -> list:
+    """``fn(block, *args)`` on each block of rows as read (a file, a row group), in file order."""
+    dask, _ = _dask()
+    blocks = _frame(ds, columns, text_columns).to_delayed()
+    call = dask.delayed(fn, pure=False)
+    return _compute(client, [call(b, *args) for b in blocks])
+
+
+def _assign_part(block, part_of, args):
+    part = part_of(block, *args)
+    return block.assign(_part=part)[lambda d: d["_part"] >= 0]
+
+
+@dataclass
+class Timing:
+    """Seconds of task time by phase (read, shuffle, compute) and wall time of the regroup."""
+
+    wall: float = 0.0
+    read: float = 0.0
+    shuffle: float = 0.0
+    compute: float = 0.0
+    other: float = 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: round(v, 3) for k, v in self.__dict__.items()}
+
+
+def _phase(key: Any, fn_name: str) -> str:
+    name = key[0] if isinstance(key, tuple) else str(key)
+    name = str(name)
+    if fn_name in name:
+        return "compute"
+    if "read" in name or "from-delayed" in name or "csv" in name:
+        return "read"
+    if "shuffle" in name or "set_index" in name or "set-index" in name or "p2p" in name:
+        return "shuffle"
+    return "other"
+
+
+def _timing_of(stream: list[dict], fn_name: str, wall: float) -> Timing:
+    t = Timing(wall=wall)
+    for task in stream:
+        spent = sum(
+            s["stop"] - s["start"] for s in task.get("startstops", ()) if s["action"] == "compute"
+        )
+        phase = _phase(task["key"], fn_name)
+        setattr(t, phase, getattr(t, phase) + spent)
+    return t
+
+
+def regroup(
+    client: Any,
+    ds: Dataset,
+    columns: Sequence[str],
+    part_of: Callable[..., Any],
+    part_args: tuple,
+    n_parts: int,
+    fn: Callable[..., Any],
+    fn_args: tuple = (),
+    text_columns: Iterable[str] = (),
+) -> tuple[list, Timing]:
+    """Shuffle the rows into ``n_parts`` partitions and return ``[fn(part, i, *fn_args)]``.
+
+    ``part_of(block, *part_args)`` gives each row's partition number in ``0 .. n_parts - 1``
+    (negative: leave the row out); every row with the same number lands in partition ``i`` (an
+    exact range partitioning on that number, not a hash), with its other columns as read.  The
+    function's results come back in partition order, with the task time spent reading,
+    shuffling and in ``fn`` (on a cluster; in process only the wall time).
+    """
+    dask, _ = _dask()
+    frame = _frame(ds, columns, text_columns)
+    meta = frame._meta.assign(_part=frame._meta.index.to_numpy(dtype="int64")[:0])
+    tagged = frame.map_partitions(_assign_part, part_of, part_args, meta=meta)
+    divisions = list(range(n_parts)) + [n_parts - 1]
+    method = None if client is not None else "disk"
+    shuffled = tagged.set_index("_part", divisions=divisions, shuffle_method=method)
+    call = dask.delayed(fn, pure=False, name=f"{fn.__name__}")
+    tasks = [call(p, i, *fn_args, dask_key_name=f"{fn.__name__}-{i}-{time.monotonic_ns()}")
+             for i, p in enumerate(shuffled.to_delayed())]  # fmt: skip
+    start = time.perf_counter()
+    if client is None:
+        results = _compute(None, tasks)
+        return results, Timing(wall=time.perf_counter() - start)
+    from distributed import get_task_stream
+
+    with get_task_stream(client) as stream:
+        results = _compute(client, tasks)
+    wall = time.perf_counter() - start
+    return results, _timing_of(stream.data, fn.__name__, wall)
