@@ -104,8 +104,12 @@ def _table_kind(path: Path) -> str:
         return "jsonl"
     if suffix == ".json":
         return "json"
+    if suffix in {".parquet", ".pq"}:
+        return "parquet"
     raise InputError(
-        f"unknown file type '{suffix or '(none)'}'; expected .csv, .tsv, .jsonl or .json", file=path
+        f"unknown file type '{suffix or '(none)'}'; expected .csv, .tsv, .jsonl, .json or "
+        ".parquet",
+        file=path,
     )
 
 
@@ -150,6 +154,8 @@ def read_table(
             blank = df.isna().all(axis=1).to_numpy() if len(df.columns) else np.zeros(0, bool)
             df.index = pd.RangeIndex(2, len(df) + 2)
             df = df[~blank]
+        elif kind == "parquet":
+            df = _read_parquet(path, text)
         elif kind == "jsonl":
             records = []
             lines = []
@@ -217,6 +223,21 @@ def read_table(
     df.attrs["kind"] = kind
     df.attrs["index_is_line"] = kind in {"csv", "tsv", "jsonl"}
     return df
+
+
+def _read_parquet(path: Path, text: list[str]) -> pd.DataFrame:
+    """A Parquet file in memory; identifier columns as text (numbers written as they print)."""
+    try:
+        df = pd.read_parquet(path)
+    except ImportError:
+        raise InputError("reading Parquet needs pyarrow: pip install pyarrow", file=path) from None
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"cannot read as Parquet: {first}", file=path) from None
+    for name in text:
+        if name in df.columns and not pd.api.types.is_string_dtype(df[name].dtype):
+            df[name] = df[name].where(df[name].isna(), df[name].astype(str))
+    return df.reset_index(drop=True)
 
 
 def line_of(df: pd.DataFrame, position: int) -> int | None:

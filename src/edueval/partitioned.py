@@ -62,12 +62,10 @@ class Dataset:
 
 
 def is_dataset(path: str | Path) -> bool:
-    """A folder, a glob pattern or a Parquet file: read through :func:`open_dataset`."""
+    """A folder or a glob pattern: read through :func:`open_dataset` (one file is read into
+    memory, unless a cluster is asked for)."""
     text = str(path)
-    if any(ch in text for ch in "*?["):
-        return True
-    p = Path(text)
-    return p.is_dir() or p.suffix.lower() in _PARQUET
+    return any(ch in text for ch in "*?[") or Path(text).is_dir()
 
 
 def _kind(name: str) -> str | None:

@@ -31,12 +31,12 @@ ColOrder = Annotated[
     str, typer.Option("--col-order", help="Order column (or order_id); file order if absent.")
 ]
 ColKnown = Annotated[str, typer.Option("--col-known", help="True 0/1 knowledge state column.")]
-DataArg = Annotated[Path, typer.Argument(help="Response file (CSV, TSV, JSONL or JSON).")]
+DataArg = Annotated[Path, typer.Argument(help="Response file (CSV, TSV, JSONL, JSON or Parquet).")]
 DatasetArg = Annotated[
     Path,
     typer.Argument(
-        help="Response file (CSV, TSV, JSONL, JSON), or a dataset larger than memory: a "
-        "folder, a quoted glob or a .parquet file, read in partitions."
+        help="Response file (CSV, TSV, JSONL, JSON, Parquet), or a dataset larger than memory: a "
+        "folder or a quoted glob of Parquet or CSV files, read in partitions."
     ),
 ]
 EncodingOption = Annotated[
@@ -155,6 +155,18 @@ def simulate(
     item_learn: Annotated[
         bool, typer.Option("--item-learn", help="Learn per item too (as --multilearn item).")
     ] = False,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar="csv|parquet",
+            help="csv: responses.csv; parquet: a large log as responses/part-NNNNN.parquet, "
+            "written in chunks, rows in time order (skills interleaved).",
+        ),
+    ] = "csv",
+    rows_per_file: Annotated[
+        int, typer.Option(help="Rows per Parquet file (whole students) with --format parquet.")
+    ] = 1_000_000,
     seed: SeedOption = 1,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -174,6 +186,8 @@ def simulate(
         items_per_skill=items_per_skill,
         item_spread=item_spread,
         item_learn=item_learn,
+        fmt=fmt.strip().lower(),
+        rows_per_file=rows_per_file,
     )
     say(f"{res['n_responses']} responses on {res['n_skills']} skills")
     done(path)

@@ -40,10 +40,6 @@ __all__ = [
 TARGET_ROWS = 4_000_000
 
 
-def _skill_text(block: pd.DataFrame, cols: Columns) -> pd.Series:
-    return block[cols.skill].astype(str)
-
-
 def block_counts(block: pd.DataFrame, cols: Columns, rows: RowFilter) -> dict:
     """Responses per skill in one block after the row selection, and the rows each rule left
     out; refuses an empty skill cell unless the selection skips them."""
@@ -97,7 +93,9 @@ def part_of(block: pd.DataFrame, mapping: dict[str, int], cols: Columns, rows: R
     """Each row's partition: its skill's, or -1 for rows the selection leaves out and skills
     not fitted (too few responses)."""
     keep, _ = rows.mask(block, cols)
-    part = np.array(_skill_text(block, cols).map(mapping).fillna(-1), dtype=np.int64)
+    codes, uniques = pd.factorize(block[cols.skill])  # the distinct skills of a block are few
+    lookup = np.array([mapping.get(str(u), -1) for u in uniques] + [-1], dtype=np.int64)
+    part = lookup[codes]  # a missing skill (code -1) takes the last entry, -1
     part[~keep] = -1
     return part
 

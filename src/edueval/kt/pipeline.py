@@ -56,13 +56,22 @@ def simulate_run(
     items_per_skill: int = 0,
     item_spread: float = 0.15,
     item_learn: bool = False,
+    fmt: str = "csv",
+    rows_per_file: int = 1_000_000,
 ) -> dict:
     """Simulate responses (with the true ``known`` state) from given or random parameters;
     with ``items_per_skill``, on items with their own guess and slip (and learn with
     ``item_learn``) drawn around the skill's (:mod:`edueval.kt.simulate_items`), and the true
-    parameters written in the long format."""
+    parameters written in the long format.  ``fmt="parquet"`` writes a large log in chunks
+    (:mod:`edueval.kt.simulate_log`) under ``responses/``."""
     if n_students < 1 or n_opportunities < 1:
         raise InputError("--students and --opportunities must be at least 1")
+    if fmt not in ("csv", "parquet"):
+        raise InputError(f"--format must be csv or parquet, got {fmt!r}")
+    if fmt == "parquet" and items_per_skill:
+        raise InputError("--items-per-skill writes CSV only; drop --format parquet")
+    if rows_per_file < 1:
+        raise InputError(f"--rows-per-file must be at least 1, got {rows_per_file}")
     _check_items(items_per_skill, item_spread, item_learn)
     if params_path is not None:
         params = read_params(params_path)
@@ -86,10 +95,13 @@ def simulate_run(
             "items_per_skill": items_per_skill,
             "item_spread": item_spread if items_per_skill else None,
             "item_learn": item_learn,
+            "format": fmt,
         },
         seed=seed,
         inputs={"params": params_path} if params_path else None,
     )
+    if fmt == "parquet":
+        return _simulate_parquet(run, params, n_students, n_opportunities, seed, rows_per_file)
     if items_per_skill:
         df, true_params = _simulate_items(params, n_students, n_opportunities, seed + 1,
                                           items_per_skill, item_spread, item_learn)  # fmt: skip
@@ -111,6 +123,30 @@ def simulate_run(
         "mean_correct": float(df["correct"].mean()),
         "mean_known": float(df["known"].mean()),
     }
+    run.finish(results, rep.render())
+    return results
+
+
+def _simulate_parquet(run, params, n_students, n_opportunities, seed, rows_per_file) -> dict:
+    """A log too large for one CSV: Parquet parts under ``responses/``, written chunk by chunk."""
+    import shutil
+
+    from .simulate_log import write_log
+
+    folder = run.path / "responses"
+    if folder.exists():
+        shutil.rmtree(folder)
+    counts = write_log(params, n_students, n_opportunities, seed + 1, folder,
+                       rows_per_file=rows_per_file)  # fmt: skip
+    true_params = params.reset_index()
+    run.table("params", true_params)
+    rep = Report(
+        "Simulated BKT responses (Parquet)",
+        f"{n_students} students x {len(params)} skills x {n_opportunities} opportunities, "
+        f"seed {seed}: {counts['n_responses']} responses in {counts['n_files']} files",
+    )
+    rep.section("Generating parameters").table(true_params)
+    results = {"n_skills": len(params), **counts, "responses": "responses"}
     run.finish(results, rep.render())
     return results
 
