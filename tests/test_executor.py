@@ -33,10 +33,20 @@ def test_in_process_is_the_default_and_keeps_order(monkeypatch):
         assert ex.describe() == {"kind": "in-process"}
 
 
-@pytest.mark.parametrize("value", ["local:0", "local", "local:x", "4", "remote:2", "local:-1"])
+@pytest.mark.parametrize(
+    "value", ["local:0", "local", "local:x", "4", "remote:2", "local:-1", "local:2:3", "local:2:GB"]
+)
 def test_malformed_cluster_is_bad_input(value):
     with pytest.raises(InputError, match="local:N"):
         parse_cluster(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "parsed"),
+    [("local:4", (4, None)), ("local:2:3GB", (2, "3GB")), (" local:1:512MiB ", (1, "512MiB"))],
+)
+def test_cluster_with_worker_memory(value, parsed):
+    assert parse_cluster(value) == parsed
 
 
 def test_cluster_and_scheduler_exclude_each_other():

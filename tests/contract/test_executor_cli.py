@@ -15,7 +15,8 @@ def test_malformed_cluster_is_one_line(edueval, tmp_path, value):
     run = edueval(*STUDY, "--out", out, "--cluster", value)
     assert run.code == 2, run.err
     assert run.err_lines == [
-        f"error: --cluster must be local:N with N >= 1 worker processes (e.g. local:4), got {value!r}"
+        "error: --cluster must be local:N with N >= 1 worker processes, optionally :MEMORY per "
+        f"worker (e.g. local:4 or local:2:3GB), got {value!r}"
     ]
     assert not (out / "results.json").exists()
 

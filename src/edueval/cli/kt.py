@@ -329,8 +329,8 @@ def evaluate(
     data: Annotated[
         Path,
         typer.Argument(
-            help="Predictions file (e.g. predictions.csv of kt "
-            "predict) with p_correct, optionally p_known and known."
+            help="Predictions file (e.g. predictions.csv of kt predict) or dataset (e.g. its "
+            "predictions/ folder) with p_correct, optionally p_known and known."
         ),
     ],
     out: OutOption = None,
@@ -353,8 +353,11 @@ def evaluate(
     encoding: EncodingOption = "utf-8",
     only: OnlyOption = None,
     skip_no_skill: SkipNoSkillOption = False,
+    cluster: ClusterOption = None,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Performance and knowledge metrics and moment-of-learning error."""
+    from ..executor import open_executor
     from ..io import InputError
     from ..kt.pipeline import evaluate_run
 
@@ -364,18 +367,20 @@ def evaluate(
     if in_a_row < 1 or n_params < 0:
         raise InputError("--in-a-row must be at least 1 and --n-params non-negative")
     path = out_dir(out, "kt evaluate", overwrite)
-    res = evaluate_run(
-        path,
-        data,
-        columns=_cols(col_student, col_skill, col_correct, col_order, col_known),
-        n_params=n_params,
-        params_path=params,
-        threshold=threshold,
-        n_in_a_row=in_a_row,
-        encoding=encoding,
-        rows=rows,
-        warn=warn,
-    )
+    with open_executor(cluster, scheduler) as executor:
+        res = evaluate_run(
+            path,
+            data,
+            columns=_cols(col_student, col_skill, col_correct, col_order, col_known),
+            n_params=n_params,
+            params_path=params,
+            threshold=threshold,
+            n_in_a_row=in_a_row,
+            encoding=encoding,
+            rows=rows,
+            warn=warn,
+            executor=executor,
+        )
     _say_left_out(res)
     p = res["performance"]
     say(f"performance: AUC {p['auc']:.4f}  RMSE {p['rmse']:.4f}  accuracy {p['accuracy']:.4f}")

@@ -268,3 +268,63 @@ def predict_dataset_run(
     }
     run.finish(results, rep.render())
     return results
+
+
+def evaluate_dataset(
+    data_path: str | Path,
+    *,
+    executor: Executor | None = None,
+    columns: Columns | None = None,
+    k_of: dict[str, int] | None = None,
+    n_params: int = 4,
+    threshold: float = 0.95,
+    n_in_a_row: int = 3,
+    rows: RowFilter | None = None,
+    encoding: str = "utf-8",
+) -> dict:
+    """Metrics of a predictions dataset: per skill in the skill's partition, pooled from exact
+    sums, the pooled AUC from value ranges of the predictions (a second shuffle per target), and
+    each sequence's moment of learning when the true state is there."""
+    rows = rows or RowFilter()
+    client = _client(executor)
+    ds, cols = _open(data_path, columns, encoding)
+    ds.require(["p_correct"], what="predicted probability of a correct answer")
+    knowledge = cols.known in ds.columns and "p_known" in ds.columns
+    counts, dropped, _ = _count(ds, cols, rows, client)
+    if counts.empty:
+        raise InputError("no rows left after the row selection", file=ds.source)
+    skills = [str(s) for s in counts.index]
+    k_of = k_of or dict.fromkeys(skills, n_params)
+    unknown = [s for s in skills if s not in k_of]
+    if unknown:
+        raise InputError(f"no parameters for skill {unknown[0]!r}")
+    mapping, loads = ooc.plan_parts(counts, min_parts=2 * _n_workers(client))
+    targets = {"performance": ("p_correct", cols.correct)}
+    if knowledge:
+        targets["knowledge"] = ("p_known", cols.known)
+    extra = tuple(c for pair in targets.values() for c in pair)
+    text = (cols.student, cols.skill)
+    parts, timing = regroup(client, ds, _needed(ds, cols, rows, extra), ooc.part_of,
+                            (mapping, cols, rows), len(loads), ooc.evaluate_part,
+                            (cols, k_of, knowledge, threshold, n_in_a_row), text)  # fmt: skip
+    done = [p for p in parts if p is not None]
+    per_skill = pd.DataFrame([r for p in done for r in p["rows"]])
+    per_skill = per_skill.sort_values("scope", kind="stable")  # performance, then knowledge
+    pooled = []
+    k_all = sum(k_of[s] for s in skills)
+    for target, (value, label) in targets.items():
+        sums = ooc.add_sums([p["sums"][target] for p in done])
+        cuts = ooc.value_cuts(sums["hist"])
+        ranges, _ = regroup(client, ds, _needed(ds, cols, rows, (value, label)),
+                            ooc.value_part_of, (value, cuts, cols, rows), len(cuts) + 1,
+                            ooc.auc_part, (value, label), text)  # fmt: skip
+        auc = ooc.pooled_auc(ranges)
+        pooled.append({"scope": "all", "target": target, "n": int(sums["n"]), "k": k_all,
+                       **ooc.metrics_from_sums(sums, k_all, auc)})  # fmt: skip
+    metrics = pd.concat([pd.DataFrame(pooled), per_skill], ignore_index=True)
+    mol = None
+    if knowledge:  # in the in-memory order: by skill, then student
+        mol = pd.concat([p["mol"] for p in done], ignore_index=True)
+        mol = mol.sort_values(["skill", "student"], kind="stable", ignore_index=True)
+    return {"metrics": metrics, "mol": mol, "dropped": dropped, "dataset": ds, "columns": cols,
+            "timing": timing.as_dict(), "knowledge": knowledge}  # fmt: skip

@@ -164,3 +164,161 @@ def predict_part(
         "sum_p_correct": float(pc.sum()),
         "sum_p_known": float(pk.sum()),
     }
+
+
+# -- evaluation: per-skill metrics in the skill's partition, pooled ones from exact sums ---------
+#: equal-width bins of a prediction histogram, from which the AUC pass cuts its value ranges
+HIST_BINS = 4096
+
+
+def metric_sums(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    """Sums from which :func:`metrics_from_sums` gives every metric of
+    :func:`edueval.kt.metrics.evaluate` but the AUC, exactly (up to the order of additions)."""
+    from .metrics import CBD_CAP, LL_CLIP, THRESHOLD
+
+    yb = y.astype(bool)
+    hit = p >= THRESHOLD
+    pc = np.clip(p, LL_CLIP, 1.0 - LL_CLIP)
+    pb = np.clip(p, CBD_CAP, 1 - CBD_CAP)
+    return {
+        "n": float(len(y)),
+        "n1": float(yb.sum()),
+        "tp": float((hit & yb).sum()),
+        "fp": float((hit & ~yb).sum()),
+        "fn": float((~hit & yb).sum()),
+        "sse": float(np.sum((p - y) ** 2)),
+        "ll": float(np.log(np.where(yb, pc, 1.0 - pc)).sum()),
+        "cbd": float(-np.log10(np.where(yb, pb, 1.0 - pb)).sum()),
+        "n_clipped": float(np.sum(np.where(yb, p, 1.0 - p) < LL_CLIP)),
+        "hist": np.histogram(np.round(p, 12), bins=HIST_BINS, range=(0.0, 1.0))[0],
+    }
+
+
+def add_sums(parts: list[dict]) -> dict:
+    """Sums of several partitions."""
+    out = {k: sum(p[k] for p in parts) for k in parts[0] if k != "hist"}
+    out["hist"] = np.sum([p["hist"] for p in parts], axis=0)
+    return out
+
+
+def metrics_from_sums(s: dict, k: int, auc: float) -> dict[str, float]:
+    """The metrics of :func:`edueval.kt.metrics.evaluate` from :func:`metric_sums`."""
+    n, n1, tp, fp, fn, ll = s["n"], s["n1"], s["tp"], s["fp"], s["fn"], s["ll"]
+    ss_tot = n1 - n1 * n1 / n
+    return {
+        "accuracy": (n - fp - fn) / n,
+        "precision": tp / (tp + fp) if tp + fp > 0 else 0.0,
+        "recall": tp / (tp + fn) if tp + fn > 0 else 0.0,
+        "f1": 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn > 0 else 0.0,
+        "auc": auc,
+        "rmse": float(np.sqrt(s["sse"] / n)),
+        "r2": 1.0 - s["sse"] / ss_tot if ss_tot > 0 else float("nan"),
+        "loglik": ll,
+        "aic": -2 * ll + 2 * k,
+        "aicc": -2 * ll + 2 * k + 2 * k * (k + 1) / (n - k - 1) if n - k - 1 > 0 else float("nan"),
+        "bic": -2 * ll + k * float(np.log(n)),
+        "cbd": s["cbd"] / n,
+        "n_clipped": s["n_clipped"],
+    }
+
+
+def evaluate_part(
+    part: pd.DataFrame,
+    number: int,
+    cols: Columns,
+    k_of: dict[str, int],
+    knowledge: bool,
+    threshold: float,
+    n_in_a_row: int,
+) -> dict | None:
+    """Per-skill metrics of one partition, its sums for the pooled metrics and, with the true
+    state, each sequence's moment of learning (true, estimated, n correct in a row)."""
+    from ..io import numeric_column
+    from . import _kernels as K
+    from .mastery import first_crossing
+    from .metrics import evaluate
+
+    if len(part) == 0:
+        return None
+    frame = _frame(part)
+    seqs, _ = pack(frame, cols, require_known=knowledge)
+    targets = {"performance": (seqs.obs, numeric_column(frame, "p_correct", low=0.0, high=1.0))}
+    if knowledge:
+        targets["knowledge"] = (seqs.known, numeric_column(frame, "p_known", low=0.0, high=1.0))
+    targets = {t: (y, p[seqs.row]) for t, (y, p) in targets.items()}
+    rows = []
+    for k, skill in enumerate(seqs.skills):
+        sl = seqs.skill_slice(k)
+        for target, (y, p) in targets.items():
+            kk = k_of[str(skill)]
+            rows.append({"scope": str(skill), "target": target, "n": int(y[sl].shape[0]),
+                         "k": kk, **evaluate(y[sl], p[sl], k=kk)})  # fmt: skip
+    out = {"rows": rows, "sums": {t: metric_sums(y, p) for t, (y, p) in targets.items()}}
+    if knowledge:
+        runs = K.run_lengths(seqs.obs, seqs.starts)
+        out["mol"] = pd.DataFrame(
+            {
+                "student": seqs.students,
+                "skill": seqs.skills[seqs.seq_skill],
+                "n_opportunities": np.diff(seqs.starts),
+                "t_true": first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity),
+                "t_est": first_crossing(targets["knowledge"][1] >= threshold, seqs.starts,
+                                        seqs.opportunity),  # fmt: skip
+                "t_in_a_row": first_crossing(runs >= n_in_a_row, seqs.starts, seqs.opportunity),
+            }
+        )
+    return out
+
+
+def value_cuts(hist: np.ndarray, target_rows: int = TARGET_ROWS) -> np.ndarray:
+    """Cut points in [0, 1] splitting a prediction histogram into ranges of about
+    ``target_rows`` rows (a heavier single bin stays whole)."""
+    edges = np.linspace(0.0, 1.0, len(hist) + 1)
+    cum = np.cumsum(hist)
+    cuts, last = [], 0
+    for i, c in enumerate(cum[:-1]):
+        if c - last >= target_rows:
+            cuts.append(edges[i + 1])
+            last = c
+    return np.asarray(cuts, dtype=float)
+
+
+def value_part_of(block: pd.DataFrame, column: str, cuts: np.ndarray, cols: Columns,
+                  rows: RowFilter):  # fmt: skip
+    """The value range (of ``cuts``) each row's rounded prediction falls in; -1 for rows the
+    selection leaves out."""
+    keep, _ = rows.mask(block, cols)
+    v = np.round(pd.to_numeric(block[column], errors="coerce").to_numpy(float), 12)
+    part = np.searchsorted(cuts, v, side="right").astype(np.int64)
+    part[~keep] = -1
+    return part
+
+
+def auc_part(part: pd.DataFrame, number: int, value: str, label: str) -> dict:
+    """Positives, negatives and twice the Mann-Whitney count of one value range, exactly."""
+    from ..io import binary_column
+
+    if len(part) == 0:
+        return {"number": number, "pos": 0, "neg": 0, "u2": 0}
+    frame = _frame(part)
+    y = binary_column(frame, label).astype(bool)
+    v = np.round(frame[value].to_numpy(float), 12)
+    pos, neg = np.sort(v[y]), np.sort(v[~y])
+    left = np.searchsorted(neg, pos, side="left")
+    right = np.searchsorted(neg, pos, side="right")
+    u2 = int(np.sum(2 * left + (right - left), dtype=np.int64))
+    return {"number": number, "pos": int(len(pos)), "neg": int(len(neg)), "u2": u2}
+
+
+def pooled_auc(parts: list[dict]) -> float:
+    """The AUC of the whole dataset from its value ranges (in increasing order)."""
+    parts = sorted(parts, key=lambda p: p["number"])
+    n_pos = sum(p["pos"] for p in parts)
+    n_neg = sum(p["neg"] for p in parts)
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    u2, below = 0, 0
+    for p in parts:
+        u2 += p["u2"] + 2 * p["pos"] * below
+        below += p["neg"]
+    return u2 / (2 * n_pos * n_neg)
