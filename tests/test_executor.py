@@ -6,6 +6,8 @@ for bit (``check_exact``)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -128,3 +130,38 @@ def test_pairwise_fit_in_blocks_identical_on_the_cluster(cluster):
     assert here.draws.info["blocks"] == 2
     # a block is its own NUTS run: its draws depend on the grouping, never on the workers
     assert not here.abilities.equals(model.fit(**{**kw, "groups_per_task": 0}).abilities)
+
+
+def test_kt_fit_predict_evaluate_identical_on_the_cluster(cluster, tmp_path):
+    """The same file in process (in memory) and on the cluster (read in partitions, skills
+    shuffled to the workers): params.csv and restarts.csv byte for byte, the same predictions,
+    metrics to the last bits of a sum."""
+    from edueval.kt.bkt import BKT, simulate
+    from edueval.kt.params import random_params
+    from edueval.kt.pipeline import evaluate_run, fit_run, predict_run
+    from edueval.seeding import rng
+
+    data = tmp_path / "r.csv"
+    simulate(random_params(6, rng(2)), 80, 12, seed=4).to_csv(data, index=False)
+    for where, ex in (("here", None), ("there", cluster)):
+        fit_run(tmp_path / f"fit-{where}", data, BKT(seed=7, forgets=True), executor=ex)
+    for name in ("params.csv", "restarts.csv"):
+        assert (tmp_path / "fit-here" / name).read_bytes() == (
+            tmp_path / "fit-there" / name
+        ).read_bytes()
+    res = json.loads((tmp_path / "fit-there" / "results.json").read_text())
+    assert res["partitions"]["n"] >= 2  # two workers: at least two partitions of skills
+    params = tmp_path / "fit-here" / "params.csv"
+    predict_run(tmp_path / "p-here", data, params)
+    predict_run(tmp_path / "p-there", data, params, executor=cluster)
+    here = pd.read_csv(tmp_path / "p-here" / "predictions.csv", dtype={"student": str})
+    there = pd.read_parquet(tmp_path / "p-there" / "predictions")
+    both = here.merge(there, on=["student", "skill", "order"], suffixes=("", "_c"))
+    assert len(both) == len(here) == len(there)
+    assert (both["p_correct"] == both["p_correct_c"]).all()
+    assert (both["p_known"] == both["p_known_c"]).all()
+    evaluate_run(tmp_path / "e-here", tmp_path / "p-here" / "predictions.csv")
+    evaluate_run(tmp_path / "e-there", tmp_path / "p-there" / "predictions", executor=cluster)
+    a = pd.read_csv(tmp_path / "e-here" / "metrics.csv")
+    b = pd.read_csv(tmp_path / "e-there" / "metrics.csv")
+    pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-12, atol=1e-12)

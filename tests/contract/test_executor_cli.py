@@ -35,3 +35,19 @@ def test_unreachable_scheduler_is_one_line(edueval, tmp_path, how):
     assert len(run.err_lines) == 1, run.err
     assert run.err_lines[0].startswith("error: cannot reach the Dask scheduler 'tcp://127.0.0.1:9'")
     assert not (out / "results.json").exists()
+
+
+def test_kt_fit_on_a_local_cluster_is_the_in_process_fit(edueval, tmp_path):
+    """Through the console script: the same params.csv byte for byte, and Dask's own logging
+    (shuffle start/stop, worker chatter) never reaches the user's terminal."""
+    sim = edueval("kt", "simulate", "--students", "60", "--skills", "5", "--opportunities", "10",
+                  "--out", tmp_path / "s")  # fmt: skip
+    assert sim.code == 0, sim
+    data = tmp_path / "s" / "responses.csv"
+    here = edueval("kt", "fit", data, "--out", tmp_path / "here")
+    there = edueval("kt", "fit", data, "--out", tmp_path / "there", "--cluster", "local:2:1GB")
+    assert here.code == 0 and there.code == 0, there
+    for name in ("params.csv", "restarts.csv"):
+        assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "there" / name).read_bytes()
+    assert there.err_lines[0].startswith("fitted 5 skills") and len(there.err_lines) == 2, there
+    assert there.out == ""
