@@ -107,8 +107,7 @@ def _table_kind(path: Path) -> str:
     if suffix in {".parquet", ".pq"}:
         return "parquet"
     raise InputError(
-        f"unknown file type '{suffix or '(none)'}'; expected .csv, .tsv, .jsonl, .json or "
-        ".parquet",
+        f"unknown file type '{suffix or '(none)'}'; expected .csv, .tsv, .jsonl, .json or .parquet",
         file=path,
     )
 

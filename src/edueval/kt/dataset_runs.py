@@ -14,7 +14,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from ..io import InputError
@@ -133,10 +132,17 @@ def fit_dataset(
         "n_rows_read": n_read,
         "dataset": ds,
         "columns": cols,
-        "timing": {"count_pass_wall": round(t_count, 3), **timing.as_dict(),
-                   **{f"{k}_task": round(v, 3) for k, v in seconds.items()}},  # fmt: skip
-        "partitions": {"n": int(len(loads)), "max_rows": int(loads.max()),
-                       "min_rows": int(loads.min()), "largest_skill": int(fitted.max())},  # fmt: skip
+        "timing": {
+            "count_pass_wall": round(t_count, 3),
+            **timing.as_dict(),
+            **{f"{k}_task": round(v, 3) for k, v in seconds.items()},
+        },  # fmt: skip
+        "partitions": {
+            "n": int(len(loads)),
+            "max_rows": int(loads.max()),
+            "min_rows": int(loads.min()),
+            "largest_skill": int(fitted.max()),
+        },  # fmt: skip
     }
 
 
@@ -222,9 +228,13 @@ def predict_dataset_run(
     run = RunDir(
         out,
         command="kt predict",
-        params={"columns": asdict(cols), "dataset": ds.describe(),
-                "executor": executor.describe(), "only": [f"{c}={v}" for c, v in rows.only],
-                "skip_no_skill": rows.skip_no_skill},  # fmt: skip
+        params={
+            "columns": asdict(cols),
+            "dataset": ds.describe(),
+            "executor": executor.describe(),
+            "only": [f"{c}={v}" for c, v in rows.only],
+            "skip_no_skill": rows.skip_no_skill,
+        },  # fmt: skip
         inputs={"params": params_path},
     )
     counts, dropped, _ = _count(ds, cols, rows, client)

@@ -262,8 +262,9 @@ def evaluate_part(
                 "skill": seqs.skills[seqs.seq_skill],
                 "n_opportunities": np.diff(seqs.starts),
                 "t_true": first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity),
-                "t_est": first_crossing(targets["knowledge"][1] >= threshold, seqs.starts,
-                                        seqs.opportunity),  # fmt: skip
+                "t_est": first_crossing(
+                    targets["knowledge"][1] >= threshold, seqs.starts, seqs.opportunity
+                ),  # fmt: skip
                 "t_in_a_row": first_crossing(runs >= n_in_a_row, seqs.starts, seqs.opportunity),
             }
         )
