@@ -23,7 +23,7 @@ from ..runs import RunDir
 from . import outofcore as ooc
 from .bkt import BKT
 from .data import Columns, RowFilter
-from .params import PARAM_NAMES, params_frame
+from .params import PARAM_NAMES, params_frame, require_skills
 from .variants import read_param_file
 
 if TYPE_CHECKING:
@@ -185,19 +185,6 @@ def fit_dataset_run(
                      skipped=fit["skipped"], dropped=fit["dropped"], extra=extra)  # fmt: skip
 
 
-def _check_params_cover(params: pd.DataFrame, skills: pd.Index, source: str) -> pd.DataFrame:
-    known = set(params.index)
-    missing = [s for s in skills if s not in known]
-    if missing:
-        raise InputError(
-            f"no parameters for skill {missing[0]!r} of the data"
-            + (f" ({len(missing)} skills in all)" if len(missing) > 1 else "")
-            + "; the parameter file must have a row for every skill",
-            file=source,
-        )
-    return params.loc[list(skills), list(PARAM_NAMES)]
-
-
 def predict_dataset_run(
     out: Path,
     data_path: str | Path,
@@ -240,7 +227,8 @@ def predict_dataset_run(
     counts, dropped, _ = _count(ds, cols, rows, client)
     if counts.empty:
         raise InputError("no rows left after the row selection", file=ds.source)
-    P = _check_params_cover(params, counts.index, str(params_path))
+    require_skills(params, counts.index, source=str(params_path))
+    P = params.loc[list(counts.index), list(PARAM_NAMES)]
     mapping, loads = ooc.plan_parts(counts, min_parts=2 * _n_workers(client))
     folder = run.path / "predictions"
     if folder.exists():

@@ -19,6 +19,7 @@ __all__ = [
     "random_params",
     "read_params",
     "params_matrix",
+    "require_skills",
 ]
 
 PARAM_NAMES = ("prior", "learn", "guess", "slip", "forget")
@@ -108,6 +109,19 @@ def read_params(path: str | Path) -> pd.DataFrame:
     return out
 
 
+def require_skills(params: pd.DataFrame, skills, *, source: str | None = None) -> None:
+    """Refuse a parameter table (indexed by skill) without a row for one of ``skills``."""
+    known = set(params.index)
+    missing = [str(s) for s in skills if str(s) not in known]
+    if missing:
+        raise InputError(
+            f"no parameters for skill {missing[0]!r} of the data"
+            + (f" ({len(missing)} skills in all)" if len(missing) > 1 else "")
+            + "; the parameter file must have a row for every skill",
+            file=source,
+        )
+
+
 def params_matrix(
     params: pd.DataFrame, skills: np.ndarray, *, source: str | None = None
 ) -> np.ndarray:
@@ -118,15 +132,7 @@ def params_matrix(
     """
     params = params_frame(params)
     skills = np.asarray(skills, dtype=str)
-    known = set(params.index)
-    missing = [str(s) for s in skills if s not in known]
-    if missing:
-        raise InputError(
-            f"no parameters for skill {missing[0]!r} of the data"
-            + (f" ({len(missing)} skills in all)" if len(missing) > 1 else "")
-            + "; the parameter file must have a row for every skill",
-            file=source,
-        )
+    require_skills(params, skills, source=source)
     in_data = set(skills)
     extra = [s for s in params.index if s not in in_data]
     if extra:
