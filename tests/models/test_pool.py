@@ -186,3 +186,31 @@ def test_endpoints_file_accepts_plain_urls_and_an_endpoints_key(tmp_path):
     path.write_text("endpoints:\n  - http://a/v1\n  - {url: https://b/v1, max_connections: 4}\n")
     assert load_endpoints(path) == [Endpoint("http://a/v1"),
                                     Endpoint("https://b/v1", max_connections=4)]  # fmt: skip
+
+
+def test_an_endpoint_that_rejects_the_key_is_out_and_the_run_goes_on(serve, connect, tmp_path):
+    """One of two servers answers every call with HTTP 401 (another key): it is taken out for
+    the run and never probed; its calls are answered by the other, none lost or failed."""
+    good, bad = serve(answer_script), serve(answer_script, api_key="another-key")
+    log, n = tmp_path / "calls.jsonl", 60
+    requests = make_requests(n, prefix="auth")
+    with connect([bad.url, good.url], max_connections=4, log_path=log) as client:
+        results = client.complete_many(requests)
+        stats = client.stats()
+        pool = client.backend
+        assert pool.states[0].aside_until == float("inf")
+        assert pool.states[0].last_error.startswith("unusable: ")
+        again = client.complete_many(make_requests(8, prefix="later"))
+    assert [r.text for r in results] == [expected_text(r) for r in requests]
+    assert all(r.ok for r in again) and stats.failures == 0
+    assert bad.calls <= 4  # the calls already sent to it when the first 401 came back
+    calls = read_calls(log)
+    assert len(calls) == n + 8 and {c["server"] for c in calls} == {good.url}
+
+
+def test_when_every_endpoint_rejects_the_key_the_run_stops(serve, connect):
+    from edueval.models.errors import ModelAuthError
+
+    a, b = serve(answer_script, api_key="k1"), serve(answer_script, api_key="k2")
+    with connect([a.url, b.url], max_connections=2) as client, pytest.raises(ModelAuthError):
+        client.complete_many(make_requests(10, prefix="nokey"))

@@ -14,6 +14,9 @@ else.  What it adds:
   connections, 5xx, timeouts, malformed bodies; not 429s) set an endpoint aside for ``cooldown``
   seconds; then one health probe (``GET /models``) brings it back, or sets it aside again for
   twice as long (up to ``max_cooldown``);
+* **unusable endpoints out**: an endpoint that cannot work at all (HTTP 401/403, 404 for the
+  model, no quota) is out for the rest of the run while the others serve; when it is the last
+  one, its error stops the run as a lone server's would;
 * **nothing to serve**: when every endpoint is set aside, an attempt fails at once with a message
   naming them, so the run's ``--max-failures`` budget decides what happens;
 * the cache key is the pool's model (``openai/<model>``), never an endpoint, so all endpoints share
@@ -32,6 +35,7 @@ Endpoints files (``--endpoints FILE``) are YAML: a list of mappings, or ``{endpo
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -148,6 +152,8 @@ class EndpointPool:
             reply = await state.backend.generate(request, timeout)
         except TransientError as exc:
             raise self._failed(state, request, exc) from None
+        except ModelError as exc:
+            raise self._unusable(state, request, exc) from None
         finally:
             await self._release(state)
         self._succeeded(state)
@@ -206,6 +212,18 @@ class EndpointPool:
             # another endpoint can answer: not the "server unreachable" of a lone backend
             return TransientError("connect-failover", str(exc), retry_after=exc.retry_after)
         return exc
+
+    def _unusable(self, state: _State, request: ChatRequest, exc: ModelError) -> Exception:
+        """An endpoint that cannot work at all (a rejected key, no such model there, no quota)
+        is taken out for the rest of the run, never probed; while another endpoint serves, the
+        attempt is retried there.  The last endpoint left raises the error, as a lone server
+        does, and the run stops with it."""
+        state.last_error = f"unusable: {' '.join(str(exc).split())}"
+        state.aside_until = math.inf
+        if not self._in_service():
+            return exc
+        self._avoid[id(request)] = (request, state.index)
+        return TransientError("endpoint-unusable", state.last_error)
 
     def _set_aside(self, state: _State, seconds: float) -> None:
         state.cooldown = min(max(seconds, 0.0), self.max_cooldown)
