@@ -128,6 +128,8 @@ def open_dataset(source: str | Path) -> Dataset:
                 f"columns differ from those of {files[0]} ({', '.join(columns)})", file=f
             )
     n_bytes = sum(Path(f).stat().st_size for f in files)
+    # absolute paths: a remote worker reads them from its own working directory
+    files = [str(Path(f).resolve()) for f in files]
     return Dataset(source, tuple(files), kind, columns, n_bytes)
 
 

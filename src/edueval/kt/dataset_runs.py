@@ -230,7 +230,7 @@ def predict_dataset_run(
     require_skills(params, counts.index, source=str(params_path))
     P = params.loc[list(counts.index), list(PARAM_NAMES)]
     mapping, loads = ooc.plan_parts(counts, min_parts=2 * _n_workers(client))
-    folder = run.path / "predictions"
+    folder = (run.path / "predictions").resolve()  # workers write here, from any directory
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir()
