@@ -109,6 +109,7 @@ def open_dataset(source: str | Path) -> Dataset:
     Refuses, in one line: nothing found, files of other kinds than Parquet/CSV, a mix of both,
     files whose columns differ from the first file's.
     """
+    _dask()  # a dataset needs dask (and pyarrow): say so before anything else
     source = str(source)
     files = _files(source)
     if not files:
@@ -137,6 +138,7 @@ def _dask():
     try:
         import dask
         import dask.dataframe as dd
+        import pyarrow  # noqa: F401 - dask.dataframe reads and shuffles through it
     except ImportError:
         raise InputError(f"reading a dataset needs dask and pyarrow: {INSTALL_HINT}") from None
     return dask, dd

@@ -215,3 +215,12 @@ def test_dataset_mistakes_are_one_line(cli, tmp_path, responses):
               "expected 0 or 1")  # fmt: skip
     for o in ("o1", "o2", "o3", "o4", "o5", "o6", "o7"):
         assert not (tmp_path / o / "results.json").exists()
+
+
+def test_a_dataset_without_dask_says_what_to_install(cli, tmp_path, responses, monkeypatch):
+    import sys
+
+    data = _split(responses, tmp_path / "ds", 2)
+    monkeypatch.setitem(sys.modules, "dask", None)
+    monkeypatch.setitem(sys.modules, "dask.dataframe", None)
+    _one_line(cli("kt", "fit", data, "--out", tmp_path / "o"), "pip install 'edueval[scale]'")
