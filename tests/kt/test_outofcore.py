@@ -224,3 +224,18 @@ def test_a_dataset_without_dask_says_what_to_install(cli, tmp_path, responses, m
     monkeypatch.setitem(sys.modules, "dask", None)
     monkeypatch.setitem(sys.modules, "dask.dataframe", None)
     _one_line(cli("kt", "fit", data, "--out", tmp_path / "o"), "pip install 'edueval[scale]'")
+
+
+@pytest.mark.parametrize(
+    ("limits", "rows"),
+    [([3e9, 3e9], 4_000_000), ([1e9, 3e9], 1_428_571), ([1e6], 100_000), ([0], 4_000_000)],
+)
+def test_partitions_shrink_to_fit_small_workers(limits, rows):
+    from edueval.kt.dataset_runs import _target_rows
+
+    class Client:
+        def scheduler_info(self):
+            return {"workers": {i: {"memory_limit": m} for i, m in enumerate(limits)}}
+
+    assert _target_rows(Client()) == rows
+    assert _target_rows(None) == ooc.TARGET_ROWS

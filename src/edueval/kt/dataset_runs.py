@@ -76,6 +76,24 @@ def _n_workers(client: Any) -> int:
     return max(1, len(client.scheduler_info().get("workers", {})))
 
 
+#: bytes of a worker's memory limit per row of a partition: peak worker memory measured at
+#: ~350-450 bytes per row (packing, EM, shuffle buffers; benchmarks/RESULTS.md), with headroom
+_BYTES_PER_ROW = 700
+
+
+def _target_rows(client: Any) -> int:
+    """Rows per partition: :data:`~edueval.kt.outofcore.TARGET_ROWS`, fewer on small workers."""
+    if client is None:
+        return ooc.TARGET_ROWS
+    limits = [
+        w.get("memory_limit") or 0 for w in client.scheduler_info().get("workers", {}).values()
+    ]
+    smallest = min((m for m in limits if m > 0), default=0)
+    if not smallest:
+        return ooc.TARGET_ROWS
+    return int(min(ooc.TARGET_ROWS, max(100_000, smallest // _BYTES_PER_ROW)))
+
+
 def fit_dataset(
     data_path: str | Path,
     model: BKT,
@@ -84,7 +102,7 @@ def fit_dataset(
     min_responses: int = 10,
     encoding: str = "utf-8",
     rows: RowFilter | None = None,
-    target_rows: int = ooc.TARGET_ROWS,
+    target_rows: int | None = None,
 ) -> dict:
     """Fit classic BKT (with or without forgetting) per skill of a dataset, skills in parallel.
 
@@ -112,9 +130,8 @@ def fit_dataset(
             "nothing to fit",
             file=ds.source,
         )
-    mapping, loads = ooc.plan_parts(
-        fitted, target_rows=target_rows, min_parts=2 * _n_workers(client)
-    )
+    target = target_rows or _target_rows(client)
+    mapping, loads = ooc.plan_parts(fitted, target_rows=target, min_parts=2 * _n_workers(client))
     text = (cols.student, cols.skill)
     parts, timing = regroup(client, ds, _needed(ds, cols, rows), ooc.part_of,
                             (mapping, cols, rows), len(loads), ooc.fit_part, (model, cols),
@@ -229,7 +246,9 @@ def predict_dataset_run(
         raise InputError("no rows left after the row selection", file=ds.source)
     require_skills(params, counts.index, source=str(params_path))
     P = params.loc[list(counts.index), list(PARAM_NAMES)]
-    mapping, loads = ooc.plan_parts(counts, min_parts=2 * _n_workers(client))
+    mapping, loads = ooc.plan_parts(
+        counts, target_rows=_target_rows(client), min_parts=2 * _n_workers(client)
+    )
     folder = (run.path / "predictions").resolve()  # workers write here, from any directory
     if folder.exists():
         shutil.rmtree(folder)
@@ -296,7 +315,9 @@ def evaluate_dataset(
     unknown = [s for s in skills if s not in k_of]
     if unknown:
         raise InputError(f"no parameters for skill {unknown[0]!r}")
-    mapping, loads = ooc.plan_parts(counts, min_parts=2 * _n_workers(client))
+    mapping, loads = ooc.plan_parts(
+        counts, target_rows=_target_rows(client), min_parts=2 * _n_workers(client)
+    )
     targets = {"performance": ("p_correct", cols.correct)}
     if knowledge:
         targets["knowledge"] = ("p_known", cols.known)
