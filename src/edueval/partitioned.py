@@ -185,7 +185,12 @@ def map_blocks(
     return _compute(client, [call(b, *args) for b in blocks])
 
 
-def _assign_part(block, part_of, args):
+def _assign_part(block, part_of, args, offsets, partition_info=None):
+    if offsets is not None:  # number the rows in file order, before any is left out
+        import numpy as np
+
+        start = offsets[partition_info["number"]] if partition_info else 0
+        block = block.assign(_row=np.arange(start, start + len(block), dtype=np.int64))
     part = part_of(block, *args)
     return block.assign(_part=part)[lambda d: d["_part"] >= 0]
 
@@ -237,8 +242,13 @@ def regroup(
     fn: Callable[..., Any],
     fn_args: tuple = (),
     text_columns: Iterable[str] = (),
+    offsets: Sequence[int] | None = None,
 ) -> tuple[list, Timing]:
     """Shuffle the rows into ``n_parts`` partitions and return ``[fn(part, i, *fn_args)]``.
+
+    With ``offsets`` (the first row number of each block, from a pass of :func:`map_blocks`),
+    every row gets its position in the dataset -- files in name order, rows as written -- in a
+    column ``_row``, for data whose order is the order of the rows.
 
     ``part_of(block, *part_args)`` gives each row's partition number in ``0 .. n_parts - 1``
     (negative: leave the row out); every row with the same number lands in partition ``i`` (an
@@ -248,8 +258,9 @@ def regroup(
     """
     dask, _ = _dask()
     frame = _frame(ds, columns, text_columns)
-    meta = frame._meta.assign(_part=frame._meta.index.to_numpy(dtype="int64")[:0])
-    tagged = frame.map_partitions(_assign_part, part_of, part_args, meta=meta)
+    empty = frame._meta.index.to_numpy(dtype="int64")[:0]
+    meta = frame._meta.assign(**({"_row": empty} if offsets is not None else {}), _part=empty)
+    tagged = frame.map_partitions(_assign_part, part_of, part_args, offsets, meta=meta)
     divisions = list(range(n_parts)) + [n_parts - 1]
     method = None if client is not None else "disk"
     shuffled = tagged.set_index("_part", divisions=divisions, shuffle_method=method)

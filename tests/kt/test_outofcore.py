@@ -195,8 +195,8 @@ def test_dataset_mistakes_are_one_line(cli, tmp_path, responses):
     empty = tmp_path / "empty"
     empty.mkdir()
     _one_line(cli("kt", "fit", empty, "--out", tmp_path / "o1"), "no Parquet or CSV files found")
-    no_order = _split(responses.drop(columns="order"), tmp_path / "no-order", 2)
-    _one_line(cli("kt", "fit", no_order, "--out", tmp_path / "o2"), "no order column 'order'")
+    _one_line(cli("kt", "fit", str(tmp_path / "nothing-*.parquet"), "--out", tmp_path / "o2"),
+              "no Parquet or CSV files found")  # fmt: skip
     mixed = _split(responses, tmp_path / "mixed", 2)
     responses.head(10).to_csv(mixed / "extra.csv", index=False)
     _one_line(cli("kt", "fit", mixed, "--out", tmp_path / "o3"), "all Parquet or all CSV")
@@ -239,3 +239,28 @@ def test_partitions_shrink_to_fit_small_workers(limits, rows):
 
     assert _target_rows(Client()) == rows
     assert _target_rows(None) == ooc.TARGET_ROWS
+
+
+def test_without_an_order_column_the_rows_order_each_sequence(cli, tmp_path, responses):
+    """As a file's rows do in memory: files in name order, rows as written."""
+    plain = responses.drop(columns="order")
+    plain.to_csv(tmp_path / "r.csv", index=False)
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(plain)), 3)):
+        plain.iloc[chunk].to_parquet(folder / f"part-{i}.parquet", index=False)
+    assert cli("kt", "fit", tmp_path / "r.csv", "--out", tmp_path / "mem").code == 0
+    assert cli("kt", "fit", folder, "--out", tmp_path / "ds-fit").code == 0
+    _same_files(tmp_path / "mem", tmp_path / "ds-fit", "params.csv", "restarts.csv")
+    params = tmp_path / "mem" / "params.csv"
+    assert cli("kt", "predict", tmp_path / "r.csv", "--params", params, "--out",
+               tmp_path / "pm").code == 0  # fmt: skip
+    assert cli("kt", "predict", folder, "--params", params, "--out", tmp_path / "pd").code == 0
+    mem = pd.read_csv(tmp_path / "pm" / "predictions.csv")
+    big = pd.read_parquet(tmp_path / "pd" / "predictions").sort_values("row")
+    assert big["row"].tolist() == list(range(len(plain)))  # each row's place in the dataset
+    assert (big["p_correct"].to_numpy() == mem["p_correct"].to_numpy()).all()
+    # a shuffled copy is another dataset: its sequences are in another order
+    shuffled = _split(plain, tmp_path / "shuffled", 3)
+    assert cli("kt", "fit", shuffled, "--out", tmp_path / "sh-fit").code == 0
+    assert (tmp_path / "sh-fit" / "params.csv").read_bytes() != params.read_bytes()

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from ..io import InputError
@@ -42,32 +43,37 @@ def _client(executor: Executor | None) -> Any:
 
 
 def _open(data_path: str | Path, columns: Columns | None, encoding: str) -> tuple[Dataset, Columns]:
+    """The dataset and its columns; without an order column, the order of the rows (files in
+    name order) orders each sequence, as the order of a file's rows does in memory."""
     if encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
         raise InputError("datasets are read as UTF-8; --encoding applies to single files only")
     ds = open_dataset(data_path)
     cols = (columns or Columns()).resolve(pd.DataFrame(columns=list(ds.columns)))
     ds.require([cols.student, cols.skill, cols.correct])
     if cols.order not in ds.columns:
-        raise InputError(
-            f"no order column '{cols.order}': a dataset's rows are regrouped by skill, so the "
-            "order of each student's responses must be a column (--col-order)",
-            file=ds.source,
-        )
+        cols = replace(cols, order=ooc.FILE_ORDER)
     return ds, cols
 
 
 def _needed(ds: Dataset, cols: Columns, rows: RowFilter, extra: tuple[str, ...] = ()) -> list[str]:
     names = [cols.student, cols.skill, cols.correct, cols.order, *extra]
     names += [c for c, _ in rows.only]
-    return [c for c in dict.fromkeys(names) if c in ds.columns or c in (cols.known,)]
+    return [c for c in dict.fromkeys(names) if c in ds.columns]
 
 
 def _count(ds: Dataset, cols: Columns, rows: RowFilter, client: Any):
+    """Responses per skill, rows left out by each rule, rows read, and -- for data ordered by
+    its rows -- the first row number of each block (else None)."""
     for column, value in rows.only:
         ds.require([column], what=f"the column of --only {column}={value}")
     names = [c for c in dict.fromkeys([cols.skill, *(c for c, _ in rows.only)])]
     text = (cols.student, cols.skill)
-    return ooc.merge_counts(map_blocks(client, ds, names, ooc.block_counts, (cols, rows), text))
+    blocks = map_blocks(client, ds, names, ooc.block_counts, (cols, rows), text)
+    counts, dropped, n_read = ooc.merge_counts(blocks)
+    offsets = None
+    if cols.order == ooc.FILE_ORDER:
+        offsets = np.concatenate([[0], np.cumsum([b["n_rows"] for b in blocks])[:-1]]).tolist()
+    return counts, dropped, n_read, offsets
 
 
 def _n_workers(client: Any) -> int:
@@ -118,7 +124,7 @@ def fit_dataset(
     client = _client(executor)
     ds, cols = _open(data_path, model.columns, encoding)
     t0 = time.perf_counter()
-    counts, dropped, n_read = _count(ds, cols, rows, client)
+    counts, dropped, n_read, offsets = _count(ds, cols, rows, client)
     t_count = time.perf_counter() - t0
     if counts.empty:
         raise InputError("no rows left after the row selection", file=ds.source)
@@ -135,7 +141,7 @@ def fit_dataset(
     text = (cols.student, cols.skill)
     parts, timing = regroup(client, ds, _needed(ds, cols, rows), ooc.part_of,
                             (mapping, cols, rows), len(loads), ooc.fit_part, (model, cols),
-                            text)  # fmt: skip
+                            text, offsets)  # fmt: skip
     done = [p for p in parts if p is not None]
     table = pd.concat([p["params"] for p in done]).sort_index()
     restarts = pd.concat([p["restarts"] for p in done])
@@ -241,7 +247,7 @@ def predict_dataset_run(
         },  # fmt: skip
         inputs={"params": params_path},
     )
-    counts, dropped, _ = _count(ds, cols, rows, client)
+    counts, dropped, _, offsets = _count(ds, cols, rows, client)
     if counts.empty:
         raise InputError("no rows left after the row selection", file=ds.source)
     require_skills(params, counts.index, source=str(params_path))
@@ -256,7 +262,8 @@ def predict_dataset_run(
     extra = tuple(c for c in (cols.known,) if c in ds.columns)
     parts, timing = regroup(client, ds, _needed(ds, cols, rows, extra), ooc.part_of,
                             (mapping, cols, rows), len(loads), ooc.predict_part,
-                            (P, cols, str(folder)), (cols.student, cols.skill))  # fmt: skip
+                            (P, cols, str(folder)), (cols.student, cols.skill),
+                            offsets)  # fmt: skip
     done = [p for p in parts if p is not None]
     per_skill = pd.concat([p["per_skill"] for p in done]).sort_values("skill", kind="stable")
     per_skill = per_skill.reset_index(drop=True)
@@ -307,7 +314,7 @@ def evaluate_dataset(
     ds, cols = _open(data_path, columns, encoding)
     ds.require(["p_correct"], what="predicted probability of a correct answer")
     knowledge = cols.known in ds.columns and "p_known" in ds.columns
-    counts, dropped, _ = _count(ds, cols, rows, client)
+    counts, dropped, _, offsets = _count(ds, cols, rows, client)
     if counts.empty:
         raise InputError("no rows left after the row selection", file=ds.source)
     skills = [str(s) for s in counts.index]
@@ -325,7 +332,8 @@ def evaluate_dataset(
     text = (cols.student, cols.skill)
     parts, timing = regroup(client, ds, _needed(ds, cols, rows, extra), ooc.part_of,
                             (mapping, cols, rows), len(loads), ooc.evaluate_part,
-                            (cols, k_of, knowledge, threshold, n_in_a_row), text)  # fmt: skip
+                            (cols, k_of, knowledge, threshold, n_in_a_row), text,
+                            offsets)  # fmt: skip
     done = [p for p in parts if p is not None]
     per_skill = pd.DataFrame([r for p in done for r in p["rows"]])
     per_skill = per_skill.sort_values("scope", kind="stable")  # performance, then knowledge

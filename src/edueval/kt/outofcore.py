@@ -38,6 +38,8 @@ __all__ = [
 
 #: rows per partition aimed at: a partition's packing and EM need ~100 bytes per row
 TARGET_ROWS = 4_000_000
+#: the column numbering a dataset's rows (files in name order) when it has no order column
+FILE_ORDER = "_row"
 
 
 def block_counts(block: pd.DataFrame, cols: Columns, rows: RowFilter) -> dict:
@@ -154,6 +156,8 @@ def predict_part(
     P = params_frame(params).loc[seqs.skills.astype(str), list(PARAM_NAMES)].to_numpy(float)
     pc, pk = forward_sequences(seqs, P)
     out = frame.iloc[seqs.row].reset_index(drop=True)
+    if FILE_ORDER in out.columns and "row" not in out.columns:
+        out = out.rename(columns={FILE_ORDER: "row"})  # the row's position in the dataset
     out["p_correct"] = pc
     out["p_known"] = pk
     _write_parquet(out, Path(folder) / f"part-{number:05d}.parquet")
