@@ -263,3 +263,18 @@ def test_server_error_shows_no_traceback(comp, monkeypatch):
     bad = p.answer_current(r, ANSWERS)
     assert bad.status_code == 500
     assert "secret" not in bad.text and "Traceback" not in bad.text and "went wrong" in bad.text
+
+
+def test_numbered_invites_skip_labels_already_taken(tmp_path, cli, db_url):
+    """A participants file may hold a label like p002: ``--n`` takes the next free numbers,
+    never handing out an existing participant's link again."""
+    path = comparative_study(tmp_path / "s")
+    (tmp_path / "who.txt").write_text("p002\n")
+    r = cli("study", "invite", path, "--db", db_url, "--participants", tmp_path / "who.txt",
+            "--out", tmp_path / "a.csv")  # fmt: skip
+    assert r.code == 0, r.err
+    r = cli("study", "invite", path, "--db", db_url, "--n", "3", "--out", tmp_path / "b.csv")
+    assert r.code == 0, r.err
+    first, second = pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv")
+    assert list(second["participant"]) == ["p001", "p003", "p004"]
+    assert not set(second["url"]) & set(first["url"])

@@ -233,3 +233,26 @@ def test_invites_run_at_once_number_participants_once(tmp_path, pg_url):
         idx = c.execute(select(participants.c.idx)).scalars().all()
     engine.dispose()
     assert sorted(idx) == list(range(40))  # each participant its own place in the layout
+
+
+def test_numbered_invites_run_at_once_hand_out_each_label_once(tmp_path, pg_url):
+    """``study invite --n`` from two places at once: the next free number is taken under the
+    study's lock, so no two inviters get the same participant (and the same link)."""
+    study = load_study(comparative_study(tmp_path / "study"))
+    db = StudyDB(study, pg_url)
+    db.invite(["p003"])  # a label from a participants file, in the numbered range
+    db.close()
+
+    def invite(_k: int) -> list:
+        db = StudyDB(study, pg_url)
+        try:
+            return db.invite_numbered(10)
+        finally:
+            db.close()
+
+    results = _at_once(4, invite)
+    assert all(isinstance(r, list) for r in results), results
+    labels = [r["label"] for batch in results for r in batch]
+    tokens = [r["token"] for batch in results for r in batch]
+    assert len(set(labels)) == len(set(tokens)) == 40 and "p003" not in labels
+    assert sorted(labels) == [f"p{j:03d}" for j in range(1, 42) if j != 3]

@@ -135,13 +135,11 @@ def invite(
         labels = [x.strip() for x in read_text(participants).splitlines() if x.strip()]
     study, sdb = _open(study_path, db)
     try:
-        start = sdb.status()["participants"]
-        labels += [f"p{start + i + 1:03d}" for i in range(n)]
-        if not labels and study.kind == "mcq":
+        if not labels and not n and study.kind == "mcq":
             labels = study.students()
-        if not labels:
+        if not labels and not n:
             raise InputError("nobody to invite: give --n or --participants")
-        rows = sdb.invite(labels)
+        rows = sdb.invite(labels) + sdb.invite_numbered(n)
     finally:
         sdb.close()
     table = pd.DataFrame([{"participant": r["label"],

@@ -291,46 +291,67 @@ class StudyDB:
         """Create participants and their assignments; returns ``[{label, token}]``.  A label that
         already exists keeps its token and assignments (inviting twice is harmless)."""
         out = []
-        students = set(self.study.students())
         for label in labels:
-            label = str(label).strip()
-            if not label or len(label) > 200 or not label.isprintable():
-                raise InputError(
-                    f"participant label must be 1-200 printable characters, got {label!r}"
-                )
-            if self.study.kind == "mcq" and label not in students:
-                raise InputError(f"no MCQ for student {label!r} in the study's items")
+            label = self._valid_label(label)
             with self.engine.begin() as c:
                 _serialised(c)  # the count below numbers participants: one invite at a time
                 row = c.execute(
                     select(participants.c.token).where(participants.c.label == label)
                 ).first()
-                if row is not None:
-                    out.append({"label": label, "token": row[0]})
-                    continue
-                k = c.execute(select(func.count()).select_from(participants)).scalar_one()
-                token = secrets.token_urlsafe(24)
-                pid = c.execute(
-                    participants.insert().values(
-                        label=label,
-                        token=token,
-                        idx=k,
-                        csrf=secrets.token_urlsafe(24),
-                        created_at=_now(),
-                    )  # fmt: skip
-                ).inserted_primary_key[0]
-                if self.study.kind == "mcq":
-                    mine = [i["id"] for i in self.study.items if i["student"] == label]
-                    rng = np.random.default_rng([self.study.seed, k])
-                    units = [(mine[i], None, None) for i in rng.permutation(len(mine))]
-                else:
-                    units = assign_units(self.study, k)
-                c.execute(assignments.insert(), [
-                    {"participant_id": pid, "position": pos, "item_id": i, "first": a, "second": b}
-                    for pos, (i, a, b) in enumerate(units, start=1)
-                ])  # fmt: skip
+                token = row[0] if row is not None else self._create(c, label)
                 out.append({"label": label, "token": token})
         return out
+
+    def invite_numbered(self, n: int, prefix: str = "p") -> list[dict[str, str]]:
+        """``n`` new participants labelled with the lowest free numbers: ``p001``, ``p002``, ...
+
+        The next free number is read and taken in one step under the study's lock, so two
+        invites run at once (from two hosts, say) never hand out the same participant."""
+        out = []
+        for _ in range(n):
+            with self.engine.begin() as c:
+                _serialised(c)
+                taken = set(c.execute(select(participants.c.label)).scalars())
+                j = 1
+                while f"{prefix}{j:03d}" in taken:
+                    j += 1
+                label = self._valid_label(f"{prefix}{j:03d}")
+                out.append({"label": label, "token": self._create(c, label)})
+        return out
+
+    def _valid_label(self, label: Any) -> str:
+        label = str(label).strip()
+        if not label or len(label) > 200 or not label.isprintable():
+            raise InputError(f"participant label must be 1-200 printable characters, got {label!r}")
+        if self.study.kind == "mcq" and label not in set(self.study.students()):
+            raise InputError(f"no MCQ for student {label!r} in the study's items")
+        return label
+
+    def _create(self, c: Any, label: str) -> str:
+        """Insert participant ``label`` (numbered after those before) and its assignments, in
+        the caller's transaction; returns the token."""
+        k = c.execute(select(func.count()).select_from(participants)).scalar_one()
+        token = secrets.token_urlsafe(24)
+        pid = c.execute(
+            participants.insert().values(
+                label=label,
+                token=token,
+                idx=k,
+                csrf=secrets.token_urlsafe(24),
+                created_at=_now(),
+            )  # fmt: skip
+        ).inserted_primary_key[0]
+        if self.study.kind == "mcq":
+            mine = [i["id"] for i in self.study.items if i["student"] == label]
+            rng = np.random.default_rng([self.study.seed, k])
+            units = [(mine[i], None, None) for i in rng.permutation(len(mine))]
+        else:
+            units = assign_units(self.study, k)
+        c.execute(assignments.insert(), [
+            {"participant_id": pid, "position": pos, "item_id": i, "first": a, "second": b}
+            for pos, (i, a, b) in enumerate(units, start=1)
+        ])  # fmt: skip
+        return token
 
     def participant(self, token: str) -> dict[str, Any] | None:
         with self.engine.connect() as c:
