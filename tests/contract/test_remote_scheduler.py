@@ -30,9 +30,12 @@ def scheduler(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     procs = [
-        subprocess.Popen([dask, "scheduler", "--port", "0", "--no-dashboard",
-                          "--scheduler-file", str(info)], cwd=elsewhere,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        subprocess.Popen(
+            [dask, "scheduler", "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
+            cwd=elsewhere,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
     ]
     try:
         for _ in range(300):
@@ -41,9 +44,22 @@ def scheduler(tmp_path):
             time.sleep(0.1)
         address = json.loads(info.read_text())["address"]
         procs.append(
-            subprocess.Popen([dask, "worker", "--scheduler-file", str(info), "--nworkers", "2",
-                              "--nthreads", "1", "--no-dashboard"], cwd=elsewhere,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+            subprocess.Popen(
+                [
+                    dask,
+                    "worker",
+                    "--scheduler-file",
+                    str(info),
+                    "--nworkers",
+                    "2",
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                ],
+                cwd=elsewhere,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )  # fmt: skip
         )
         from distributed import Client
 
