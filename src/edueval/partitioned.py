@@ -197,16 +197,19 @@ def _assign_part(block, part_of, args, offsets, partition_info=None):
 
 @dataclass
 class Timing:
-    """Seconds of task time by phase (read, shuffle, compute) and wall time of the regroup."""
+    """Seconds of task time by phase (read, shuffle, compute) and wall time of the regroup; in
+    process only the wall time is measured (``by_phase`` False)."""
 
     wall: float = 0.0
     read: float = 0.0
     shuffle: float = 0.0
     compute: float = 0.0
     other: float = 0.0
+    by_phase: bool = True
 
     def as_dict(self) -> dict[str, float]:
-        return {k: round(v, 3) for k, v in self.__dict__.items()}
+        names = ("wall", "read", "shuffle", "compute", "other") if self.by_phase else ("wall",)
+        return {k: round(getattr(self, k), 3) for k in names}
 
 
 def _phase(key: Any, fn_name: str) -> str:
@@ -270,7 +273,7 @@ def regroup(
     start = time.perf_counter()
     if client is None:
         results = _compute(None, tasks)
-        return results, Timing(wall=time.perf_counter() - start)
+        return results, Timing(wall=time.perf_counter() - start, by_phase=False)
     from distributed import get_task_stream
 
     with get_task_stream(client) as stream:
