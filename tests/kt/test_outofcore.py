@@ -264,3 +264,23 @@ def test_without_an_order_column_the_rows_order_each_sequence(cli, tmp_path, res
     shuffled = _split(plain, tmp_path / "shuffled", 3)
     assert cli("kt", "fit", shuffled, "--out", tmp_path / "sh-fit").code == 0
     assert (tmp_path / "sh-fit" / "params.csv").read_bytes() != params.read_bytes()
+
+
+def test_row_selection_on_a_dataset_is_the_in_memory_one(cli, tmp_path, responses):
+    """--only and --skip-no-skill keep and count the same rows as for one file."""
+    df = responses.copy()
+    df["original"] = np.where(np.arange(len(df)) % 7 == 0, 0, 1)
+    df.loc[df.index % 11 == 0, "skill"] = None
+    df.to_csv(tmp_path / "r.csv", index=False)
+    data = _split(df, tmp_path / "ds", 3)
+    sel = ["--only", "original=1", "--skip-no-skill"]
+    assert cli("kt", "fit", tmp_path / "r.csv", *sel, "--out", tmp_path / "mem").code == 0
+    res = cli("kt", "fit", data, *sel, "--out", tmp_path / "ds-fit")
+    assert res.code == 0, res.err
+    _same_files(tmp_path / "mem", tmp_path / "ds-fit", "params.csv", "restarts.csv")
+    a = json.loads((tmp_path / "mem" / "results.json").read_text())["rows_left_out"]
+    b = json.loads((tmp_path / "ds-fit" / "results.json").read_text())["rows_left_out"]
+    assert a == b and a["original=1"] > 0 and a["no_skill"] > 0
+    _one_line(
+        cli("kt", "fit", data, "--out", tmp_path / "o"), "expected a skill, got an empty cell"
+    )
