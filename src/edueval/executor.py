@@ -112,11 +112,12 @@ def _distributed():
 
 
 def _quiet(distributed: Any) -> None:
-    """Dask logs every shuffle's start and end at WARNING; a run prints only its own lines."""
+    """Dask logs every shuffle's start and end at WARNING, and a failed task (with its traceback)
+    at ERROR; a run prints only its own lines, and says itself in one line what failed."""
     import logging
 
     for name in ("distributed", "distributed.shuffle"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 @contextmanager
@@ -131,7 +132,7 @@ def _local_cluster(n_workers: int, memory: str | None) -> Iterator[DaskExecutor]
         processes=True,
         dashboard_address=None,
         memory_limit=memory or "auto",
-        silence_logs=logging.ERROR,
+        silence_logs=logging.CRITICAL,
         # one thread per worker process: numba's parallel loops would otherwise oversubscribe
         env={"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
     )

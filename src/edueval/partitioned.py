@@ -150,7 +150,10 @@ def _frame(ds: Dataset, columns: Sequence[str], text_columns: Iterable[str] = ()
     columns = list(dict.fromkeys(columns))
     ds.require(columns)
     if ds.kind == "parquet":
-        return dd.read_parquet(list(ds.files), columns=columns)
+        # a partition per row group (writers' usual ~1 M rows), not per file: a file of many
+        # row groups read whole would make one block too large for a worker to shuffle
+        split = _rows_per_group(ds.files[0]) >= 100_000 or "infer"
+        return dd.read_parquet(list(ds.files), columns=columns, split_row_groups=split)
     text = set(text_columns)
     return dd.read_csv(
         list(ds.files),
@@ -162,12 +165,38 @@ def _frame(ds: Dataset, columns: Sequence[str], text_columns: Iterable[str] = ()
     )
 
 
+def _rows_per_group(path: str) -> float:
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    return meta.num_rows / max(meta.num_row_groups, 1)
+
+
 def _compute(client: Any, tasks: list) -> list:
     dask, _ = _dask()
     if client is None:
         with dask.config.set(scheduler="synchronous"):
             return list(dask.compute(*tasks))
-    return list(client.gather(client.compute(tasks)))
+    from distributed import KilledWorker
+
+    try:
+        return list(client.gather(client.compute(tasks)))
+    except KilledWorker as exc:
+        raise _worker_died(client, exc) from None
+
+
+def _worker_died(client: Any, exc: Exception) -> Exception:
+    """One line for a task whose workers kept dying (almost always: out of memory)."""
+    from .runs import RunFailed
+
+    limits = {w.get("memory_limit") for w in client.scheduler_info().get("workers", {}).values()}
+    limit = ", ".join(f"{m / 2**30:.1f} GiB" for m in sorted(x for x in limits if x))
+    return RunFailed(
+        "a Dask worker died while running the same task on several workers, most often out of "
+        f"memory (worker limit {limit or 'unknown'}): give the workers more memory (--cluster "
+        "local:N:MEMORY) or the data smaller files or row groups; Dask said: "
+        + " ".join(str(exc).split())[:300]
+    )
 
 
 def map_blocks(
@@ -246,12 +275,15 @@ def regroup(
     fn_args: tuple = (),
     text_columns: Iterable[str] = (),
     offsets: Sequence[int] | None = None,
+    reduce: Callable[..., Any] | None = None,
 ) -> tuple[list, Timing]:
     """Shuffle the rows into ``n_parts`` partitions and return ``[fn(part, i, *fn_args)]``.
 
     With ``offsets`` (the first row number of each block, from a pass of :func:`map_blocks`),
     every row gets its position in the dataset -- files in name order, rows as written -- in a
-    column ``_row``, for data whose order is the order of the rows.
+    column ``_row``, for data whose order is the order of the rows.  With ``reduce``, each
+    tagged block is first reduced (``reduce(block)`` keeps ``_part``; it must accept an empty
+    block), and the reduced rows are shuffled instead of the rows read.
 
     ``part_of(block, *part_args)`` gives each row's partition number in ``0 .. n_parts - 1``
     (negative: leave the row out); every row with the same number lands in partition ``i`` (an
@@ -264,6 +296,8 @@ def regroup(
     empty = frame._meta.index.to_numpy(dtype="int64")[:0]
     meta = frame._meta.assign(**({"_row": empty} if offsets is not None else {}), _part=empty)
     tagged = frame.map_partitions(_assign_part, part_of, part_args, offsets, meta=meta)
+    if reduce is not None:
+        tagged = tagged.map_partitions(reduce, meta=reduce(meta))
     divisions = list(range(n_parts)) + [n_parts - 1]
     method = None if client is not None else "disk"
     shuffled = tagged.set_index("_part", divisions=divisions, shuffle_method=method)

@@ -8,6 +8,7 @@ seconds reading, shuffling and fitting; wall time of each pass).
 
 from __future__ import annotations
 
+import functools
 import shutil
 import time
 from dataclasses import asdict, replace
@@ -58,6 +59,12 @@ def _open(data_path: str | Path, columns: Columns | None, encoding: str) -> tupl
 def _needed(ds: Dataset, cols: Columns, rows: RowFilter, extra: tuple[str, ...] = ()) -> list[str]:
     names = [cols.student, cols.skill, cols.correct, cols.order, *extra]
     names += [c for c, _ in rows.only]
+    return [c for c in dict.fromkeys(names) if c in ds.columns]
+
+
+def _selection_columns(ds: Dataset, cols: Columns, rows: RowFilter, extra: tuple[str, ...]):
+    """``extra`` and the columns the row selection looks at (and nothing else)."""
+    names = [*extra, *(c for c, _ in rows.only)] + ([cols.skill] if rows.skip_no_skill else [])
     return [c for c in dict.fromkeys(names) if c in ds.columns]
 
 
@@ -342,9 +349,10 @@ def evaluate_dataset(
     for target, (value, label) in targets.items():
         sums = ooc.add_sums([p["sums"][target] for p in done])
         cuts = ooc.value_cuts(sums["hist"])
-        ranges, _ = regroup(client, ds, _needed(ds, cols, rows, (value, label)),
+        reduce = functools.partial(ooc.value_counts_block, value=value, label=label)
+        ranges, _ = regroup(client, ds, _selection_columns(ds, cols, rows, (value, label)),
                             ooc.value_part_of, (value, cuts, cols, rows), len(cuts) + 1,
-                            ooc.auc_part, (value, label), text)  # fmt: skip
+                            ooc.auc_part, (), text, reduce=reduce)  # fmt: skip
         auc = ooc.pooled_auc(ranges)
         pooled.append({"scope": "all", "target": target, "n": int(sums["n"]), "k": k_all,
                        **ooc.metrics_from_sums(sums, k_all, auc)})  # fmt: skip

@@ -299,20 +299,32 @@ def value_part_of(block: pd.DataFrame, column: str, cuts: np.ndarray, cols: Colu
     return part
 
 
-def auc_part(part: pd.DataFrame, number: int, value: str, label: str) -> dict:
-    """Positives, negatives and twice the Mann-Whitney count of one value range, exactly."""
-    from ..io import binary_column
+def value_counts_block(block: pd.DataFrame, value: str, label: str) -> pd.DataFrame:
+    """A block reduced, before the shuffle, to its positives and negatives per rounded
+    prediction (with the value range): predictions tie massively (every mastered student of a
+    skill has the same P(correct)), so this is far smaller than the block."""
+    v = np.round(pd.to_numeric(block[value], errors="coerce").to_numpy(float), 12)
+    y = pd.to_numeric(block[label], errors="coerce").to_numpy(float)
+    bad = ~((y == 0) | (y == 1))
+    if bad.any():
+        raise InputError(f"expected 0 or 1, got {block[label].iloc[int(np.flatnonzero(bad)[0])]!r}",
+                         column=label)  # fmt: skip
+    frame = pd.DataFrame({"v": v, "pos": (y == 1).astype(np.int64), "neg": (y == 0).astype(np.int64),
+                          "_part": block["_part"].to_numpy(np.int64)})  # fmt: skip
+    return frame.groupby(["_part", "v"], as_index=False, sort=False).sum()
 
+
+def auc_part(part: pd.DataFrame, number: int) -> dict:
+    """Positives, negatives and twice the Mann-Whitney count of one value range, exactly, from
+    the counts per value of :func:`value_counts_block`."""
     if len(part) == 0:
         return {"number": number, "pos": 0, "neg": 0, "u2": 0}
-    frame = _frame(part)
-    y = binary_column(frame, label).astype(bool)
-    v = np.round(frame[value].to_numpy(float), 12)
-    pos, neg = np.sort(v[y]), np.sort(v[~y])
-    left = np.searchsorted(neg, pos, side="left")
-    right = np.searchsorted(neg, pos, side="right")
-    u2 = int(np.sum(2 * left + (right - left), dtype=np.int64))
-    return {"number": number, "pos": int(len(pos)), "neg": int(len(neg)), "u2": u2}
+    counts = _frame(part).groupby("v", sort=True)[["pos", "neg"]].sum()
+    pos = counts["pos"].to_numpy(np.int64)
+    neg = counts["neg"].to_numpy(np.int64)
+    below = np.cumsum(neg) - neg  # negatives strictly below each value
+    u2 = int(np.sum(2 * pos * below + pos * neg))
+    return {"number": number, "pos": int(pos.sum()), "neg": int(neg.sum()), "u2": u2}
 
 
 def pooled_auc(parts: list[dict]) -> float:
