@@ -170,3 +170,24 @@ def test_kt_fit_predict_evaluate_identical_on_the_cluster(cluster, tmp_path):
     a = pd.read_csv(tmp_path / "e-here" / "metrics.csv")
     b = pd.read_csv(tmp_path / "e-there" / "metrics.csv")
     pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-12, atol=1e-12)
+
+
+def _every_row_to_part_0(block):
+    return np.zeros(len(block), dtype=np.int64)
+
+
+def _die(part, number):
+    import os
+
+    os._exit(1)  # what the kernel's out-of-memory killer does to a worker
+
+
+def test_a_task_whose_workers_keep_dying_is_one_clear_error(cluster, tmp_path):
+    """Last in this module: it kills workers (the nannies start new ones)."""
+    from edueval.partitioned import open_dataset, regroup
+    from edueval.runs import RunFailed
+
+    pd.DataFrame({"skill": ["a", "b"] * 50}).to_parquet(tmp_path / "d.parquet")
+    ds = open_dataset(str(tmp_path / "*.parquet"))
+    with pytest.raises(RunFailed, match="a Dask worker died .* most often out of memory"):
+        regroup(cluster.dask_client, ds, ["skill"], _every_row_to_part_0, (), 1, _die)
