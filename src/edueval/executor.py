@@ -111,19 +111,23 @@ def _distributed():
     return distributed
 
 
+#: above CRITICAL: Dask's own log lines never reach the terminal (a connection torn down as the
+#: cluster closes is logged as CRITICAL "Failed to deserialize" on a run that succeeded); what
+#: fails is raised and said in one line by the command
+_SILENT = 60
+
+
 def _quiet(distributed: Any) -> None:
     """Dask logs every shuffle's start and end at WARNING, and a failed task (with its traceback)
     at ERROR; a run prints only its own lines, and says itself in one line what failed."""
     import logging
 
     for name in ("distributed", "distributed.shuffle"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+        logging.getLogger(name).setLevel(_SILENT)
 
 
 @contextmanager
 def _local_cluster(n_workers: int, memory: str | None) -> Iterator[DaskExecutor]:
-    import logging
-
     distributed = _distributed()
     _quiet(distributed)
     cluster = distributed.LocalCluster(
@@ -132,7 +136,7 @@ def _local_cluster(n_workers: int, memory: str | None) -> Iterator[DaskExecutor]
         processes=True,
         dashboard_address=None,
         memory_limit=memory or "auto",
-        silence_logs=logging.CRITICAL,
+        silence_logs=_SILENT,
         # one thread per worker process: numba's parallel loops would otherwise oversubscribe
         env={"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
     )
