@@ -176,12 +176,6 @@ def fit_dataset(
     }
 
 
-def _fit_params(model: BKT, min_responses: int, cols: Columns, rows: RowFilter) -> dict:
-    from .pipeline import fit_params
-
-    return fit_params(model, min_responses, cols, rows)
-
-
 def fit_dataset_run(
     out: Path,
     data_path: str | Path,
@@ -195,12 +189,12 @@ def fit_dataset_run(
 ) -> dict:
     """``kt fit`` on a dataset or a cluster: same tables as in memory, with the time split."""
     from ..executor import InProcess
-    from .pipeline import write_fit
+    from .pipeline import fit_params, write_fit
 
     executor = executor or InProcess()
     rows = rows or RowFilter()
     ds, cols = _open(data_path, model.columns, encoding)
-    params = {**_fit_params(model, min_responses, cols, rows), "dataset": ds.describe(),
+    params = {**fit_params(model, min_responses, cols, rows), "dataset": ds.describe(),
               "executor": executor.describe()}  # fmt: skip
     run = RunDir(out, command="kt fit", params=params, seed=model.seed)
     fit = fit_dataset(data_path, model, executor=executor, min_responses=min_responses,

@@ -36,7 +36,8 @@ __all__ = [
     "merge_counts",
 ]
 
-#: rows per partition aimed at: a partition's packing and EM need ~100 bytes per row
+#: rows per partition aimed at (a worker's peak was ~350-450 bytes per row at 4 M rows,
+#: shuffle buffers included; benchmarks/RESULTS.md)
 TARGET_ROWS = 4_000_000
 #: the column numbering a dataset's rows (files in name order) when it has no order column
 FILE_ORDER = "_row"
@@ -128,7 +129,6 @@ def fit_part(part: pd.DataFrame, number: int, model: BKT, cols: Columns) -> dict
         "restarts": res.restarts,
         "n_rows": int(seqs.n_responses),
         "seconds": {"pack": t1 - t0, "em": t2 - t1},
-        "pid": os.getpid(),
     }
 
 
