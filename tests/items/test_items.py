@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from edueval.io import InputError
@@ -106,6 +108,81 @@ def test_five_percent_is_effective_exactly(write):
     assert abs(t.at[0, "DC"] - 1.0) < 1e-12 and np.isnan(t.at[0, "DC_rest"])
 
 
+def _top_mean_by_rotations(x: np.ndarray, total: np.ndarray, k: int) -> float:
+    """Mean of the top-k by total, averaged over every cyclic rotation of the students tied at
+    the cut-off: each tied student is then in the group in the same share of the orders, so this
+    is the average over all tie orders, computed by sorting and slicing as a reader would."""
+    order = np.argsort(-total, kind="stable")
+    cut = total[order[k - 1]]
+    block = [i for i in order if total[i] == cut]
+    head = [i for i in order if total[i] > cut]
+    means = [x[head + (block[r:] + block[:r])[: k - len(head)]].mean() for r in range(len(block))]
+    return float(np.mean(means))
+
+
+def _ul_by_rotations(x: np.ndarray, total: np.ndarray, k: int) -> float:
+    return _top_mean_by_rotations(x, total, k) - _top_mean_by_rotations(x, -total, k)
+
+
+def _analysis_of(write, rows: list[tuple[str, str, str]]) -> pd.DataFrame:
+    text = "student,item,choice\n" + "".join(f"{s},{i},{c}\n" for s, i, c in rows)
+    r = write("perm_r.csv", text)
+    i = write("perm_i.jsonl", _items_text())
+    return analyze_items(load_item_data(r, i)).items.set_index("item")
+
+
+def test_upper_lower_index_is_the_average_over_every_order_of_tied_students():
+    """Brute force: every permutation of 7 students, each sorted stably by total (the
+    permutation breaks the ties), top and bottom k = 2 compared; the mean over all 5,040 orders
+    is the index. Totals 3,2,2,2,1,1,0 put ties at both cut-offs."""
+    from edueval.items.analysis import _upper_lower
+
+    total = np.array([3, 2, 2, 2, 1, 1, 0], dtype=float)
+    x = np.array([1, 1, 0, 0, 1, 0, 0], dtype=float)
+    k = round(0.27 * 7)
+    vals = []
+    for perm in itertools.permutations(range(7)):
+        p = np.array(perm)
+        order = p[np.argsort(-total[p], kind="stable")]
+        vals.append(x[order[:k]].mean() - x[order[::-1][:k]].mean())
+    assert len(set(np.round(vals, 12))) > 1  # the tie order matters to the sort-and-slice rule
+    assert abs(_upper_lower(x, total, 0.27) - np.mean(vals)) < 1e-12
+    # by hand: upper = s0 + 1/3 of the three at 2 (one right) -> (1 + 1/3) / 2 = 2/3;
+    # lower = s6 + 1/2 of the two at 1 (one right) -> (0 + 1/2) / 2 = 1/4
+    assert abs(_upper_lower(x, total, 0.27) - (2 / 3 - 1 / 4)) < 1e-12
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ABCD"), st.sampled_from("ABCD"), st.sampled_from("ABCD")),
+        min_size=4,
+        max_size=12,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_upper_lower_index_does_not_depend_on_student_ids(write, answers, rnd):
+    """Property: renaming the students (any permutation of their ids) and shuffling the rows
+    leaves every item's DC_ul (and every other statistic) unchanged."""
+    names = [f"s{i:02d}" for i in range(len(answers))]
+    rows = [
+        (s, q, c)
+        for s, a in zip(names, answers, strict=True)
+        for q, c in zip(("q1", "q2", "q3"), a, strict=True)
+    ]
+    before = _analysis_of(write, rows)
+    renamed = names[:]
+    rnd.shuffle(renamed)
+    new = dict(zip(names, renamed, strict=True))
+    rows2 = [(new[s], q, c) for s, q, c in rows]
+    rnd.shuffle(rows2)
+    after = _analysis_of(write, rows2)
+    cols = ["DF", "DC", "DC_rest", "DC_ul", "DE"]
+    pd.testing.assert_frame_equal(before[cols], after[cols].loc[before.index], atol=1e-12, rtol=0)
+
+
 @pytest.fixture(scope="module")
 def room():
     return simulate_classroom(ClassroomConfig(n_students=80, questions_per_material=10, seed=5))
@@ -126,10 +203,8 @@ def test_statistics_equal_an_independent_computation(room):
         key = room.items.set_index("item").at[item, "answer"]
         de = sum(int(counts.get(o, 0) / len(x) >= 0.05) for o in "ABCD" if o != key)
         assert res.at[item, "DE"] == de
-        # upper / lower 27%: k = round(.27 n), ties broken by student id
-        order = sorted(total.index, key=lambda s: (-total[s], s))
-        k = round(0.27 * len(order))
-        ul = x[order[:k]].mean() - x[order[::-1][:k]].mean()
+        # upper / lower 27%: k = round(.27 n), averaged over the orders of the tied students
+        ul = _ul_by_rotations(x.to_numpy(float), total.to_numpy(float), round(0.27 * len(x)))
         assert abs(res.at[item, "DC_ul"] - ul) < 1e-12
     # the simulated proportions track the model's expected ones
     exp = room.items.set_index("item")["DF_expected"]

@@ -10,7 +10,11 @@ set of students who answered it, ``x_s`` ∈ {0, 1} their score on it and ``t_s`
   correlate with itself).
 * **DC_ul** = the upper/lower 27% index: proportion correct among the ``k`` students with the
   highest totals minus that among the ``k`` lowest, ``k = max(1, round(0.27 |S|))`` (at most
-  ``|S| // 2``); ties in the total are broken by student id, so the result is deterministic.
+  ``|S| // 2``). Students tied in total at a group's cut-off share its remaining places
+  equally: when ``m`` students lie strictly above the cut-off total and ``T`` students sit at it,
+  each of the ``T`` counts with weight ``(k - m) / T`` (every other member with weight 1). This
+  equals the index averaged over every order of the tied students, and it depends on the totals
+  and the scores alone -- never on the students' ids or the order of the rows.
 * **p(o)** = |{s : s chose distractor o}| / |S|, the selection rate of each distractor.
 * **DE** (distractor efficiency) = number of distractors with p(o) ≥ 5%; the others are
   *non-functional*. Compared as integers (100·count ≥ 5·|S|), so a rate of exactly 5% counts.
@@ -46,15 +50,28 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float((dx @ dy) / np.sqrt(sxx * syy))
 
 
-def _upper_lower(x: np.ndarray, total: np.ndarray, ids: np.ndarray, fraction: float) -> float:
+def _group_mean(x: np.ndarray, total: np.ndarray, k: int) -> float:
+    """Mean score of the ``k`` students with the highest totals, ties at the cut-off shared.
+
+    With ``m`` students strictly above the ``k``-th highest total ``v`` and ``T`` students at ``v``,
+    each tied student counts with weight ``(k - m) / T``: the expectation of the group mean over a
+    uniformly random order of the tied students.
+    """
+    cut = np.sort(total)[::-1][k - 1]
+    above = total > cut
+    tied = total == cut
+    m = int(above.sum())
+    share = (k - m) / int(tied.sum())
+    return float((x[above].sum() + share * x[tied].sum()) / k)
+
+
+def _upper_lower(x: np.ndarray, total: np.ndarray, fraction: float) -> float:
+    """The upper/lower 27% index, ties at either cut-off shared (see the module docstring)."""
     n = x.size
     if n < 2:
         return float("nan")
     k = min(max(1, int(round(fraction * n))), n // 2)
-    order = np.lexsort((ids, -total))  # highest total first, ties by student id
-    upper = x[order[:k]].mean()
-    lower = x[order[::-1][:k]].mean()
-    return float(upper - lower)
+    return _group_mean(x, total, k) - _group_mean(x, -total, k)
 
 
 @dataclass
@@ -116,7 +133,7 @@ def analyze_items(
             "DF": float(x.sum() / n),
             "DC": pearson(x, t),
             "DC_rest": pearson(x, t - x),
-            "DC_ul": _upper_lower(x, t, ids, group_fraction),
+            "DC_ul": _upper_lower(x, t, group_fraction),
         }
         distractors = [o for o in rec["options"] if o != rec["answer"]]
         row["n_distractors"] = len(distractors)

@@ -18,7 +18,9 @@ pair ("right" = right in both orders); for AA it is the judgement, one per pair 
 the paper counts AA.  With b = c = 0 there is no evidence either way and p = 1.
 
 This reproduces the paper's Table 6: a cell whose CA differs from Vanilla's by one pair has
-p = 0.500 (b = 1, c = 0), and (b, c) = (5, 2), (13, 8), (18, 10) give 0.227, 0.192, 0.093.
+p = 0.500 (b = 1, c = 0), and (b, c) = (5, 2), (13, 8) give 0.227, 0.192 to the paper's three
+places. (18, 10) gives 0.092467: 0.0925 to four places, printed as 0.093 in the paper -- the
+four-place value rounded half up again; to three places it is 0.092.
 An earlier version tested the method's CA count against Vanilla's *estimated* CA as if it were
 a known constant (one-sample binomial); that ignores both the pairing and the baseline's own
 sampling error, and rejected a true H0 in about 12% of simulated studies at nominal 5%.
