@@ -243,7 +243,7 @@ def test_tutor_make_study_output_is_a_servable_study(tmp_path):
 
     replies = tmp_path / "replies.csv"
     pd.DataFrame([{"dialogue": f"d{i}", "turn": 1, "model": "m", "context": "Student: hi",
-                   "real_reply": "hello", "ai_reply": "hey there", "status": "ok"}
+                   "real_reply": "Hello, what do you mean?", "ai_reply": "hey there", "status": "ok"}
                   for i in range(3)]).to_csv(replies, index=False)  # fmt: skip
     make_study(tmp_path / "st", [replies], items_per_participant=2)
     study = load_study(tmp_path / "st" / "study.yaml")

@@ -34,15 +34,55 @@ NCTE_SHA256 = "fe282dcc13696be7ba07beb9f5e9722b3dd4c3da52365470baea8b642b578d00"
 
 
 def test_unigram_f1_hand_checked():
-    # candidate: four is the answer right (5 words); reference: the answer is four (4 words)
-    # overlap 4 -> P = 4/5, R = 4/4, F1 = 2 * 0.8 * 1 / 1.8 = 0.8889
-    assert unigram_f1("Four is the answer, right?", "The answer is four.") == pytest.approx(8 / 9)
+    # ParlAI's normalisation drops the article: "four is answer right" (4) vs "answer is four" (3)
+    # overlap 3 -> P = 3/4, R = 3/3, F1 = 2 * 0.75 / 1.75 = 6/7
+    assert unigram_f1("Four is the answer, right?", "The answer is four.") == pytest.approx(6 / 7)
     # counts are clipped: "two two two" vs "two" -> overlap 1, P = 1/3, R = 1, F1 = 0.5
     assert unigram_f1("two two two", "Two") == pytest.approx(0.5)
-    assert unigram_f1("", "") == 1.0
+    # no overlap is 0 -- also for two empty texts, as ParlAI's _prec_recall_f1_score
+    assert unigram_f1("", "") == 0.0 and unigram_f1("The.", "a") == 0.0
     assert unigram_f1("yes", "") == 0.0
     assert unigram_f1("cat", "dog") == 0.0
-    assert words("Don\u2019t  SAY it!") == ["don't", "say", "it"]
+    # ASCII apostrophes split a word; typographic ones are no punctuation to ParlAI
+    assert words("Don't  SAY it!") == ["don", "t", "say", "it"]
+    assert words("Don\u2019t") == ["don\u2019t"]
+
+
+def test_f1_equals_parlai_on_parlai_examples():
+    """ParlAI's own test of token F1 (tests/tasks/test_wizard_of_wikipedia.py, ``test_custom_eval``,
+    facebookresearch/ParlAI): a response equal to the checked sentence has knowledge F1 1, the
+    response "incorrect" has 0.  ParlAI's tests/test_metrics.py has no other token-F1 example."""
+    checked_sent = "Gardening is considered by many people to be a relaxing activity."
+    assert unigram_f1(checked_sent, checked_sent) == 1.0
+    assert unigram_f1("incorrect", checked_sent) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("candidate", "reference", "f1"),
+    [
+        # "cat s hat" vs "cat hat": overlap 2, P 2/3, R 1 -> 0.8 (SQuAD, which deletes punctuation
+        # instead of spacing it, gives "cats hat" -> 0.5; the old rule, "cat's hat" vs "a cat hat", 1/3)
+        ("The cat's hat.", "A cat hat", 0.8),
+        ("twenty-five", "twenty five", 1.0),  # '-' is punctuation: two tokens
+        ("An A-frame, the banana!", "frame banana", 1.0),  # articles go; "banana" keeps its "an"
+        # non-ASCII punctuation stays a token: ["don’t", "–"] vs ["don’t"] -> P 1/2, R 1 -> 2/3
+        ("don\u2019t \u2013", "don\u2019t", 2 / 3),
+        # the issue's 0.375 vs 0.308: 8 vs 8 words sharing "the", "total", "apples" (3/8 before);
+        # without articles 6 vs 7 tokens sharing 2 -> 2 * 2 / 13 = 0.3077
+        ("So what is the total of the apples", "Count all apples and tell me the total", 4 / 13),
+    ],
+)  # fmt: skip
+def test_f1_parlai_normalisation_hand_worked(candidate, reference, f1):
+    assert unigram_f1(candidate, reference) == pytest.approx(f1)
+    assert unigram_f1(reference, candidate) == pytest.approx(f1)  # F1 is symmetric
+
+
+def test_normalize_answer_as_parlai():
+    from edueval.tutor import normalize_answer
+
+    assert normalize_answer("  The  Answer:\tis (a) 4_5!! ") == "answer is 4 5"
+    assert normalize_answer("Ana and Theo ate an apple") == "ana and theo ate apple"
+    assert normalize_answer("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") == ""
 
 
 def test_perplexity_is_exp_of_mean_negative_logprob():
@@ -70,7 +110,7 @@ def _dialogues(tmp_path: Path) -> Path:
     rows = [
         {"id": "d1", "turns": [{"speaker": "teacher", "text": "What is 2 + 2?"},
                                {"speaker": "student", "text": "It is four."},
-                               {"speaker": "teacher", "text": "Yes, the answer is four."},
+                               {"speaker": "teacher", "text": "Yes, the answer is four. How did you get it?"},
                                {"speaker": "student", "text": "Can I do the next one?"},
                                {"speaker": "teacher", "text": "Go ahead."}]},
         {"id": "d2", "turns": [{"speaker": "student", "text": "FAIL me please"},
@@ -112,9 +152,12 @@ def test_reply_run_scores_and_records_failures(tmp_path):
     assert res["model_failures"]["failed"] == 1 and res["complete"]
     first = table.iloc[0]
     assert first["ai_reply"] == "Four is the answer, right?"
-    # real reply "Yes, the answer is four." (5 words) vs 5 AI words: overlap 4 -> F1 0.8
-    assert first["f1"] == pytest.approx(0.8)
+    # real "yes answer is four how did you get it" (9 tokens) vs "four is answer right" (4):
+    # overlap 3 -> P = 3/4, R = 3/9, F1 = 2 * (1/4) / (13/12) = 6/13
+    assert first["f1"] == pytest.approx(6 / 13)
     assert first["ai_perplexity"] == pytest.approx(math.exp(-(math.log(0.5) + math.log(0.25)) / 2))
+    assert json.loads(first["context_turns"]) == [["teacher", "What is 2 + 2?"],
+                                                  ["student", "It is four."]]  # fmt: skip
     failed = table[table["status"] == "failed"].iloc[0]
     assert failed["dialogue"] == "d2" and isinstance(failed["error"], str)
     assert math.isnan(failed["f1"]) and failed["meta_uptake"] == 1.5
@@ -124,13 +167,22 @@ def test_reply_run_scores_and_records_failures(tmp_path):
 
     study = make_study(tmp_path / "study", [tmp_path / "run" / "replies.csv"],
                        items_per_participant=2)  # fmt: skip
-    assert study["n_items"] == 2 and study["n_skipped"] == 1
+    # "Go ahead." neither asks nor prompts; "No." is one word (checked before its failed call)
+    assert study["n_items"] == 1 and study["n_skipped"] == 2
+    assert study["excluded"] == {"short_reply": 1, "not_eliciting": 1, "missing_reply": 0,
+                                 "degenerate_reply": 0}  # fmt: skip
     cfg = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
     assert cfg["kind"] == "comparative" and cfg["items"] == "items.jsonl"
     items = [json.loads(x) for x in (tmp_path / "study" / "items.jsonl").read_text().splitlines()]
-    assert items[0]["replies"] == {"teacher": "Yes, the answer is four.",
+    assert items[0]["replies"] == {"teacher": "Yes, the answer is four. How did you get it?",
                                    "scripted": "Four is the answer, right?"}  # fmt: skip
-    assert items[0]["context"][-1] == {"speaker": "student", "text": "It is four."}
+    assert items[0]["context"] == [{"speaker": "teacher", "text": "What is 2 + 2?"},
+                                   {"speaker": "student", "text": "It is four."}]  # fmt: skip
+    results = json.loads((tmp_path / "study" / "results.json").read_text())
+    assert results["excluded"] == study["excluded"] and results["status"] == "complete"
+    sel = pd.read_csv(tmp_path / "study" / "selection.csv")
+    assert list(sel["reason"].fillna("")) == ["", "not_eliciting", "short_reply"]
+    assert list(sel["eliciting_cue"].fillna("")) == ["question", "", ""]
 
 
 def test_import_ncte_real_file(tmp_path):
@@ -194,10 +246,12 @@ def test_make_study_leaves_degenerate_replies_out_unless_asked(tmp_path):
     from edueval.tutor import make_study
 
     rows = [{"dialogue": f"d{i}", "turn": 1, "model": "m", "context": "Student: hi",
-             "real_reply": "Hello.", "ai_reply": "Loop loop loop loop loop loop loop loop loop",
+             "real_reply": "Hello. What did you find out?",
+             "ai_reply": "Loop loop loop loop loop loop loop loop loop",
              "status": "degenerate" if i % 2 else "ok"} for i in range(4)]  # fmt: skip
     pd.DataFrame(rows).to_csv(tmp_path / "replies.csv", index=False)
     res = make_study(tmp_path / "s", [tmp_path / "replies.csv"])
     assert res["n_items"] == 2 and res["n_degenerate"] == 2 and res["n_skipped"] == 2
+    assert res["excluded"]["degenerate_reply"] == 2
     res = make_study(tmp_path / "s2", [tmp_path / "replies.csv"], keep_degenerate=True)
     assert res["n_items"] == 4

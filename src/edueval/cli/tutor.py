@@ -80,7 +80,13 @@ def reply(
         ),
     ] = 200,
     persona: Annotated[
-        str | None, typer.Option("--persona", help="Teacher persona instruction (system message).")
+        str | None,
+        typer.Option(
+            "--persona",
+            help="Teacher persona (system message): 'paper' (default: the AI Teacher Test's "
+            "polite, helpful, professional, on-topic, factually correct teacher), 'uptake' "
+            "(build on what the student said), or your own instruction text.",
+        ),
     ] = None,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1)] = 80,
     logprobs: Annotated[
@@ -93,7 +99,7 @@ def reply(
 ) -> None:
     """Reply as the teacher to each student turn; unigram F1 vs the real reply, AI perplexity."""
     from ..models import default_model_spec
-    from ..tutor import DEFAULT_PERSONA, reply_run
+    from ..tutor import reply_run
 
     path = out_dir(out, "tutor reply", overwrite)
     name = model or default_model_spec()
@@ -112,7 +118,7 @@ def reply(
         ),  # fmt: skip
         model_name=name,
         budget=budget,
-        persona=persona or DEFAULT_PERSONA,
+        persona=persona,
         max_tokens=max_tokens,
         logprobs=logprobs,
         limit=limit,
@@ -137,21 +143,57 @@ def make_study_cmd(
         "study"
     ),
     items_per_participant: Annotated[int, typer.Option("--items-per-participant", min=1)] = 10,
-    limit: Annotated[int | None, typer.Option("--limit", help="At most N items.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items.")] = None,
     title: Annotated[str, typer.Option("--title")] = "Which reply is better?",
     keep_degenerate: Annotated[
         bool,
         typer.Option("--keep-degenerate", help="Also use replies flagged degenerate (looping)."),
     ] = False,
+    select: Annotated[
+        str,
+        typer.Option(
+            "--select",
+            help="Which teacher turns become items: 'eliciting' (default: the real reply asks "
+            "or prompts the student, see edueval.tutor.selection) or 'all'.",
+        ),
+    ] = "eliciting",
+    select_column: Annotated[
+        str | None,
+        typer.Option(
+            "--select-column",
+            help="Your own selection instead of the heuristic: a column of the replies tables "
+            "(or a dialogue meta key) holding 1/0, true/false or yes/no.",
+        ),
+    ] = None,
+    min_words: Annotated[
+        int,
+        typer.Option(
+            "--min-words",
+            min=1,
+            help="Leave out real teacher replies with fewer words (after ParlAI's normalisation).",
+        ),
+    ] = 2,
+    context_tokens: Annotated[
+        int,
+        typer.Option(
+            "--context-tokens",
+            min=1,
+            help="Raters see the most recent whole turns within this many tokens (the paper: 100).",
+        ),
+    ] = 100,
     seed: SeedOption = 0,
 ) -> None:
     """A comparative-judgement study (study.yaml + items.jsonl) from real + AI replies."""
     from ..tutor import make_study
 
-    res = make_study(out_dir(out, "tutor make-study"), replies, items_per_participant=items_per_participant, limit=limit,
-                     seed=seed, title=title, keep_degenerate=keep_degenerate)  # fmt: skip
-    if res["n_degenerate"]:
-        say(f"{res['n_degenerate']} degenerate (looping) replies "
-            + ("kept (--keep-degenerate)" if keep_degenerate else "left out; --keep-degenerate keeps them"))  # fmt: skip
-    say(f"{res['n_items']} items ({res['n_skipped']} skipped), agents {', '.join(res['agents'])}"
+    res = make_study(out_dir(out, "tutor make-study"), replies, items_per_participant=items_per_participant,
+                     limit=limit, seed=seed, title=title, keep_degenerate=keep_degenerate,
+                     select=select, select_column=select_column, min_words=min_words,
+                     context_tokens=context_tokens)  # fmt: skip
+    excluded = ", ".join(f"{n} {reason}" for reason, n in res["excluded"].items() if n)
+    say(f"{res['n_turns']} teacher turns: {res['n_selected']} selected"
+        + (f", left out: {excluded}" if excluded else ""))  # fmt: skip
+    if res["excluded"]["degenerate_reply"]:
+        say("degenerate (looping) replies left out; --keep-degenerate keeps them")
+    say(f"{res['n_items']} items, agents {', '.join(res['agents'])}"
         f" -> {out / 'study.yaml'} (run: edueval study serve {out / 'study.yaml'})")  # fmt: skip

@@ -1,4 +1,7 @@
-"""``tutor reply`` and ``tutor make-study`` as functions writing run directories.
+"""``tutor reply`` as a function writing a run directory (``tutor make-study`` is in :mod:`.study`).
+
+Persona: the system message is the paper's description of a good teacher by default
+(:mod:`.personas`).
 
 Context budget: the preceding dialogue is cut to ``budget`` tokens, counted as whitespace-separated
 words (no tokenizer is assumed: backends differ, and for English classroom talk one word is roughly
@@ -23,24 +26,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
-from ..io import InputError, read_table, require_columns
+from ..io import InputError
 from ..models import ChatRequest
 from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
 from ..report import Report
-from ..runs import RunDir, atomic_write
+from ..runs import RunDir
 from .dialogues import Target, read_dialogues, reply_targets
 from .metrics import perplexity, unigram_f1
+from .personas import DEFAULT_PERSONA, resolve_persona
 from .quality import degenerate_reason
 
-__all__ = ["DEFAULT_PERSONA", "truncate_context", "build_messages", "reply_run", "make_study"]
-
-DEFAULT_PERSONA = (
-    "You are an experienced, warm elementary-school mathematics teacher talking with a student "
-    "during class. Reply to the student's last utterance the way a good teacher would speak: one "
-    "or two short sentences that build on what the student said. Reply with the teacher's words only."
-)
+__all__ = ["DEFAULT_PERSONA", "truncate_context", "build_messages", "reply_run"]
 
 
 def truncate_context(
@@ -77,6 +74,8 @@ def build_messages(turns: list[tuple[str, str]], persona: str) -> list[dict[str,
 
 
 def _transcript(turns: list[tuple[str, str]]) -> str:
+    """``Speaker: text`` lines for people to read; a turn's own line breaks stay in it (the exact
+    turns are in the ``context_turns`` column)."""
     return "\n".join(f"{s.capitalize()}: {t}" for s, t in turns)
 
 
@@ -87,7 +86,7 @@ def reply_run(
     open_model: Callable,
     model_name: str,
     budget: int = 200,
-    persona: str = DEFAULT_PERSONA,
+    persona: str | None = None,
     max_tokens: int = 80,
     logprobs: bool = True,
     limit: int | None = None,
@@ -97,9 +96,12 @@ def reply_run(
 ) -> dict:
     """Generate one AI teacher reply per target and score it against the real reply.
 
+    ``persona``: a built-in persona's name (``paper``, the default, or ``uptake``: see
+    :mod:`edueval.tutor.personas`) or the instruction text itself.
     ``open_model(log_path)`` returns a :class:`~edueval.models.ModelClient` context manager.
     Failed calls are kept as rows with ``status`` ``failed`` and the error, and count in
     ``n_failed``; their F1 is empty (not zero) so that averages are over real replies only."""
+    persona_name, persona = resolve_persona(persona)
     dialogues = read_dialogues(dialogues_path)
     targets: list[Target] = reply_targets(dialogues)
     if limit is not None:
@@ -110,9 +112,9 @@ def reply_run(
         raise InputError("no student turn followed by a teacher reply", file=dialogues_path)
     if max_tokens < 1:
         raise InputError("--max-tokens must be at least 1")
-    params = {"model": model_name, "budget": budget, "budget_unit": "words", "persona": persona,
-              "max_tokens": max_tokens, "logprobs": logprobs, "limit": limit,
-              "n_targets": len(targets)}  # fmt: skip
+    params = {"model": model_name, "budget": budget, "budget_unit": "words",
+              "persona": persona_name, "persona_text": persona, "max_tokens": max_tokens,
+              "logprobs": logprobs, "limit": limit, "n_targets": len(targets)}  # fmt: skip
     run = RunDir(out, command="tutor reply", params=params, seed=seed,
                  inputs={"dialogues": dialogues_path})  # fmt: skip
     requests, cut = [], []
@@ -146,6 +148,7 @@ def reply_run(
                 "turn": t.turn,
                 "model": model_name,
                 "context": _transcript(list(t.context)),
+                "context_turns": json.dumps([list(x) for x in t.context], ensure_ascii=False),
                 "student": t.context[-1][1],
                 "real_reply": t.real_reply,
                 "ai_reply": ai,
@@ -199,95 +202,3 @@ def reply_run(
     if log:
         log(stats.summary())
     return finish_model_run(run, results_json, rep, stats, max_failures)
-
-
-DEFAULT_QUESTIONS = [
-    {"id": "speak like a teacher", "text": "Which reply is more likely to have been said by a teacher?"},
-    {"id": "understand the student", "text": "Which reply shows more understanding of the student?"},
-    {"id": "help the student", "text": "Which reply helps the student more?"},
-]  # fmt: skip
-
-
-def make_study(
-    out: Path,
-    replies_paths: list[Path],
-    *,
-    items_per_participant: int = 10,
-    limit: int | None = None,
-    seed: int = 0,
-    title: str = "Which reply is better?",
-    keep_degenerate: bool = False,
-) -> dict:
-    """Build a comparative-judgement study (``study.yaml`` + ``items.jsonl``) from ``tutor reply``
-    tables: each target becomes an item whose candidates are the real teacher (agent ``teacher``)
-    and each model's reply (agent = the ``model`` column).  Targets without an ``ok`` reply from
-    every model are left out and counted; so are degenerate replies (status ``degenerate``: see
-    :mod:`edueval.tutor.quality`) unless ``keep_degenerate``."""
-    if not replies_paths:
-        raise InputError("give at least one replies.csv")
-    tables = []
-    for p in replies_paths:
-        df = read_table(p, text_columns=["dialogue", "turn", "model", "context", "real_reply",
-                                         "ai_reply", "status"])  # fmt: skip
-        require_columns(df, ["dialogue", "turn", "model", "context", "real_reply", "ai_reply",
-                             "status"], what="a tutor replies table")  # fmt: skip
-        tables.append(df)
-    agents = [str(t["model"].iloc[0]) for t in tables]
-    if len(set(agents)) != len(agents) or "teacher" in agents:
-        raise InputError(f"each replies file must come from a different model (not 'teacher'); "
-                         f"got {agents}")  # fmt: skip
-    by_key: dict[tuple[str, str], dict] = {}
-    order: list[tuple[str, str]] = []
-    degenerate = 0
-    for agent, df in zip(agents, tables, strict=True):
-        for r in df.itertuples(index=False):
-            key = (str(r.dialogue), str(r.turn))
-            if key not in by_key:
-                by_key[key] = {"context": str(r.context), "replies": {"teacher": str(r.real_reply)}}
-                order.append(key)
-            usable = ("ok", "degenerate") if keep_degenerate else ("ok",)
-            if str(r.status) == "degenerate":
-                degenerate += 1
-            if str(r.status) in usable and isinstance(r.ai_reply, str) and r.ai_reply.strip():
-                by_key[key]["replies"][agent] = r.ai_reply.strip()
-    items, skipped = [], 0
-    for key in order:
-        entry = by_key[key]
-        if len(entry["replies"]) < len(agents) + 1:
-            skipped += 1
-            continue
-        turns = []
-        for line in entry["context"].split("\n"):
-            speaker, _, text = line.partition(": ")
-            turns.append({"speaker": speaker.lower(), "text": text})
-        items.append({"id": f"{key[0]}:{key[1]}", "context": turns, "replies": entry["replies"]})
-    if limit is not None:
-        items = items[:limit]
-    if not items:
-        raise InputError("no target has an ok reply from every model")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "items.jsonl",
-                 "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items))  # fmt: skip
-    practice = {
-        "id": "practice",
-        "context": [{"speaker": "student", "text": "I think 3 times 4 is 7."}],
-        "replies": {"a": "Not quite. What does 3 times 4 mean? Can you show it with groups?",
-                    "b": "Okay, next question."},
-    }  # fmt: skip
-    n_pairs = len(agents) * (len(agents) + 1) // 2
-    study = {
-        "title": title,
-        "kind": "comparative",
-        "items": "items.jsonl",
-        "items_per_participant": int(min(items_per_participant, len(items) * n_pairs)),
-        "seed": int(seed),
-        "questions": DEFAULT_QUESTIONS,
-        "consent": "This is a research study on teacher replies. Your answers are stored without "
-        "your name and used only for research. You may stop at any time.",
-        "practice": practice,
-    }
-    atomic_write(out / "study.yaml", yaml.safe_dump(study, sort_keys=False, allow_unicode=True))
-    return {"n_items": len(items), "n_skipped": skipped, "agents": ["teacher", *agents],
-            "n_degenerate": degenerate, "degenerate_kept": keep_degenerate,
-            "n_pairs_per_item": n_pairs, "seed": int(seed)}  # fmt: skip
