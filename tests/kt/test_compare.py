@@ -93,6 +93,24 @@ def test_multigs_ranks_first_on_its_own_data() -> None:
     assert res.best == "bkt-multigs:item"
 
 
+def test_multiprior_not_preferred_on_one_prior_data() -> None:
+    """On data simulated with one prior per skill, AIC and BIC (proper likelihood: the first
+    response under the class mixture) do not prefer first-response classes, whose likelihood
+    ratio against classic BKT (nested: equal class priors, one extra parameter per skill) is
+    >= 0 and of chi-square size; KT-PPS's pseudo-likelihood made multiprior win by hundreds.
+    Per skill the ratio is chi-square(1) (measured), so AIC prefers multiprior on such data
+    with probability P(chi2(K) > 2K): 0.5% with these K = 20 skills, 13.5% with two."""
+    df = simulate(random_params(20, rng(7)), 60, 10, seed=8)
+    res = compare_models(df, ["bkt", "bkt-multiprior"], n_folds=3, seed=1, n_restarts=2)
+    t = res.table.set_index("model")
+    assert t["aic"].idxmin() == "bkt" and t["bic"].idxmin() == "bkt"
+    assert t.loc["bkt-multiprior", "n_params"] == t.loc["bkt", "n_params"] + 20
+    lr = 2 * (t.loc["bkt-multiprior", "loglik_full"] - t.loc["bkt", "loglik_full"])
+    assert -1e-5 <= lr < sps.chi2.ppf(0.999, 20)
+    mp = make_model("bkt-multiprior", seed=1, n_restarts=2).fit(df)
+    assert t.loc["bkt-multiprior", "loglik_full"] == pytest.approx(mp.log_likelihood_.sum())
+
+
 def test_compare_command(tmp_path, cli) -> None:
     df = simulate(random_params(2, rng(1)), 30, 8, seed=2)
     df["item"] = "i" + (df["order"] % 2).astype(str)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from scipy.optimize import minimize
 
 from edueval.cli.main import main
@@ -50,21 +51,23 @@ def _move_group(item, t, n_items, pair):
     return item[:, t - 1] * n_items + item[:, t]
 
 
-def ref_filter(y, prior_s, guess_t, slip_t, learn_t, forget_t):
+def ref_filter(y, prior_s, guess_t, slip_t, learn_t, forget_t, first_prior=None):
     """P(correct) before / P(known) after each response; every argument is (n_students, T)
-    except ``prior_s`` (n_students); returns also the log-likelihood."""
+    except ``prior_s`` (n_students); returns also the log-likelihood.  With ``first_prior``
+    (n_students), the first response is predicted and scored under it (first-response classes:
+    the prior mixed over the classes), the filter still starting from ``prior_s``."""
     n, T = y.shape
     known = prior_s.astype(float)
     pc = np.empty((n, T))
     pk = np.empty((n, T))
     ll = 0.0
     for t in range(T):
-        p1 = known * (1 - slip_t[:, t]) + (1 - known) * guess_t[:, t]
-        pc[:, t] = p1
         e_known = np.where(y[:, t] == 1, 1 - slip_t[:, t], slip_t[:, t])
         e_unknown = np.where(y[:, t] == 1, guess_t[:, t], 1 - guess_t[:, t])
         lik = known * e_known + (1 - known) * e_unknown  # sums of products: never negative
-        ll += np.log(lik).sum()
+        seen = known if t > 0 or first_prior is None else first_prior
+        pc[:, t] = seen * (1 - slip_t[:, t]) + (1 - seen) * guess_t[:, t]
+        ll += np.log(seen * e_known + (1 - seen) * e_unknown).sum()
         kk = known * e_known / lik
         pk[:, t] = kk
         known = kk * (1 - forget_t[:, t]) + (1 - kk) * learn_t[:, t]
@@ -177,14 +180,60 @@ def test_recovers_simulated_parameters(case):
     assert (g["value"] < 0.5).all()
 
 
-def test_first_response_classes_separate_priors():
-    """Students who answer first correctly get the higher prior; shares sum to one."""
+def simulate_first_classes(n_students, T, prior, learn, guess, slip, seed):
+    """The model of first-response classes with the proper likelihood (one skill): the first
+    response drawn under the prior mixed over the classes by their population shares
+    (w_1 = P(y1 = 1), solved from pibar = w_0 prior_0 + w_1 prior_1 and
+    P(y1 = 1) = pibar (1 - slip) + (1 - pibar) guess), then P(known) = the posterior of the
+    class's prior after that response, then classic BKT."""
+    g = np.random.default_rng(seed)
+    c = 1 - slip - guess
+    p1 = (guess + prior[0] * c) / (1 - (prior[1] - prior[0]) * c)
+    y = np.empty((n_students, T), dtype=int)
+    y[:, 0] = g.random(n_students) < p1
+    pri = np.asarray(prior)[y[:, 0]]
+    k = np.where(y[:, 0] == 1, pri * (1 - slip), pri * slip)
+    u = np.where(y[:, 0] == 1, (1 - pri) * guess, (1 - pri) * (1 - guess))
+    state = g.random(n_students) < k / (k + u)
+    for t in range(1, T):
+        state = state | (g.random(n_students) < learn)
+        y[:, t] = g.random(n_students) < np.where(state, 1 - slip, guess)
+    return pd.DataFrame({"student": np.repeat([f"s{i}" for i in range(n_students)], T),
+                         "skill": "k", "order": np.tile(np.arange(1, T + 1), n_students),
+                         "correct": y.ravel()}), p1  # fmt: skip
+
+
+def test_first_response_classes_recover_their_priors():
+    """On data from the model the proper likelihood describes, the class priors come back
+    (pyBKT's pseudo-likelihood sends them to ~0 and ~0.9 on any data); shares are the first
+    answers' frequencies."""
+    df, p1 = simulate_first_classes(3000, 20, [0.15, 0.6], 0.15, 0.2, 0.1, seed=5)
+    m = BKT(n_restarts=3, seed=2, multiprior=True).fit(df)
+    prior, share = _grouped(m.params_, "prior"), _grouped(m.params_, "share")
+    assert prior["first_response=0"] == pytest.approx(0.15, abs=0.04)
+    assert prior["first_response=1"] == pytest.approx(0.6, abs=0.04)
+    for name, true in (("learn", 0.15), ("guess", 0.2), ("slip", 0.1)):
+        assert _grouped(m.params_, name)["*"] == pytest.approx(true, abs=0.02), name
+    first = df.groupby("student")["correct"].first()
+    assert share["first_response=1"] == pytest.approx(first.mean(), abs=1e-12)
+    assert share["first_response=1"] == pytest.approx(p1, abs=0.03)
+    assert m.n_params_ == 2 + 1 + 1 + 1  # two priors, learn, guess, slip
+
+
+def test_first_response_classes_on_one_prior_data():
+    """Latent classes of students with priors 0.1 and 0.7 are one-prior BKT (prior 0.4): both
+    class priors stay near the classic fit's, and the likelihood-ratio statistic against
+    classic BKT (nested: equal class priors) is small, where the pseudo-likelihood gave
+    hundreds."""
     df, *_ = simulate_grouped(2000, 30, [0.1, 0.7], [0.1] * 3, [0.0] * 3, [0.2] * 3, [0.1] * 3, 5)
     m = BKT(n_restarts=3, seed=2, multiprior=True).fit(df)
+    plain = BKT(n_restarts=3, seed=2).fit(df)
     prior = _grouped(m.params_, "prior")
-    assert prior["first_response=1"] > prior["first_response=0"]
+    for group in ("first_response=0", "first_response=1"):
+        assert prior[group] == pytest.approx(plain.params_.loc["k", "prior"], abs=0.06)
+    lr = 2 * (m.log_likelihood_.sum() - plain.log_likelihood_.sum())
+    assert -1e-6 <= lr < stats.chi2.ppf(0.999, 1)
     assert sum(_grouped(m.params_, "share").values()) == pytest.approx(1.0)
-    assert m.n_params_ == 2 + 1 + 1 + 1  # two priors, learn, guess, slip
 
 
 # -- EM equals a bounded numerical maximiser ---------------------------------------------------
@@ -222,7 +271,13 @@ def test_em_equals_numerical_maximiser(case):
 
     def negll(x):
         values[is_free] = x
-        return -ref_filter(y, *(values[ix] for ix in index))[2]
+        first = None
+        if prior_by == "first":  # the first response under the share-mixed prior
+            share = p.index[p["parameter"] == "share"]
+            prior = [p.index[(p["parameter"] == "prior") & (p["group"] == p.loc[j, "group"])][0]
+                     for j in share]  # fmt: skip
+            first = np.full(y.shape[0], values[share] @ values[prior])
+        return -ref_filter(y, *(values[ix] for ix in index), first_prior=first)[2]
 
     best = None
     for x0 in (np.full(len(free), 0.2), free["value"].to_numpy() * 0.7 + 0.03):
@@ -274,6 +329,30 @@ def test_predict_first_response_classes_mix_the_prior():
     mixed = sum(share[k] * prior[k] for k in prior)
     first = out["p_correct"].to_numpy().reshape(y.shape)[:, 0]
     np.testing.assert_allclose(first, mixed * (1 - s) + (1 - mixed) * g, atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(multigs="item", forgets=True)])
+def test_multiprior_loglik_is_the_mixture_first_step_likelihood(kw):
+    """The log-likelihood reported for first-response classes (fit, score, and so kt fit,
+    kt compare's AIC/BIC) is an independent forward pass whose first response is scored under
+    the prior mixed by the training shares, and the rest under the class's prior; it is the
+    log-likelihood of the predictions (kt evaluate, held-out scores), not KT-PPS's
+    pseudo-likelihood (the first response under the prior it selects)."""
+    sim = dict(CASES["multiprior"]["sim"], guess=GUESS3, slip=SLIP3, forget=[0.03] * 3)
+    df, item, cls, y = simulate_grouped(300, 12, **sim, seed=12)
+    m = BKT(n_restarts=2, seed=2, multiprior=True, **kw).fit(df)
+    args = ref_arrays(m.params_, item, cls, y, prior_by="first")
+    prior, share = _grouped(m.params_, "prior"), _grouped(m.params_, "share")
+    mixed = np.full(y.shape[0], sum(share[k] * prior[k] for k in share))
+    pc, _, ll = ref_filter(y, *args, first_prior=mixed)
+    assert m.log_likelihood_.sum() == pytest.approx(ll, rel=1e-12)
+    assert m.score(df) == pytest.approx(ll, rel=1e-12)
+    out = m.predict(df).sort_values(["student", "order"], key=lambda s: s.map(_num))
+    np.testing.assert_allclose(out["p_correct"], pc.ravel(), atol=1e-12)
+    assert np.sum(np.log(np.where(y.ravel() == 1, pc.ravel(), 1 - pc.ravel()))) == (
+        pytest.approx(ll, rel=1e-10))  # fmt: skip
+    pseudo = ref_filter(y, *args)[2]
+    assert abs(pseudo - ll) > 1.0  # the two likelihoods differ on this data
 
 
 def test_unseen_group_uses_the_skill_mean():

@@ -424,3 +424,27 @@ def forward(obs, starts, seq_skill, pg, tg, eg, dims, theta, p_correct, p_known)
             j = tg[r]
             L = a * (1.0 - theta[o_f + j]) + b * theta[o_l + j]
             U = a * theta[o_f + j] + b * (1.0 - theta[o_l + j])
+
+
+@njit(cache=True)
+def estep_skill(obs, bs, T, pg, tg, eg, n_p, n_t, n_e, th):
+    """One E-step of one skill (time-major layout, as :func:`e_step`) with its own buffers;
+    returns ``(loglik, num, den)``.
+
+    ``num`` / ``den`` are the expected counts of :func:`e_step`; since the expected
+    complete-data log-likelihood is ``sum_j num_j log th_j + (den_j - num_j) log(1 - th_j)``,
+    Fisher's identity makes ``num / th - (den - num) / (1 - th)`` the exact gradient of the
+    log-likelihood (what :mod:`edueval.kt.first_response` hands to L-BFGS-B).
+    """
+    m = th.shape[0]
+    n_seq = bs[0]
+    n_obs = 0
+    for t in range(T):
+        n_obs += bs[t]
+    num = np.empty(m)
+    den = np.empty(m)
+    ll = e_step(obs, bs, T, pg, tg, eg, th, n_p, n_t, n_e, num, den, np.empty(n_obs),
+                np.empty(n_obs), np.empty(n_obs), np.empty(n_obs), np.empty(n_obs),
+                np.empty(n_obs), np.empty(n_obs), np.empty(n_obs), np.empty(n_seq),
+                np.empty(n_seq), np.empty(n_seq), np.empty(n_seq), np.empty(n_seq))  # fmt: skip
+    return ll, num, den

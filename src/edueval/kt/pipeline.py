@@ -367,6 +367,10 @@ def fit_run(
     run.table("restarts", res.restarts)
     rep = Report("BKT fit (EM)", f"{data_path}: {len(table)} skills, {model!r}")
     rep.section("Fitted parameters").table(res.params.head(200))
+    if model.multiprior is True:
+        from .first_response import LIKELIHOOD_NOTE
+
+        rep.section("Likelihood").text(LIKELIHOOD_NOTE)
     return _finish_fit(run, rep, model, table, skipped=small, dropped=dropped,
                        n_params=int(model.n_params_))  # fmt: skip
 

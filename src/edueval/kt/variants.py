@@ -18,20 +18,26 @@ The variants of pyBKT's users, each a BKT model whose parameters are looked up p
   Why the first-response classes rather than one prior per student (the other reading of
   pyBKT's documentation): with one sequence per student and skill, a prior per student has as
   many parameters as sequences and its maximum-likelihood value sits at 0 or 1; two classes
-  are what KT-PPS published and estimate well.  The likelihood is that of the whole sequence
-  with its class's prior (the first response stays evidence, as in KT-PPS).  Because the class
-  *is* the first response, ``p_correct`` of a sequence's first response uses the prior mixed
-  over classes by their share in the training data (stored as parameter ``share``), so a
-  prediction never sees the answer it predicts.
+  are what KT-PPS published and estimate well.  Because the class *is* the first response,
+  ``p_correct`` of a sequence's first response uses the prior mixed over classes by their
+  share in the training data (stored as parameter ``share``), so a prediction never sees the
+  answer it predicts; the likelihood that is fitted and reported is that of these
+  predictions (the first response under the mixed prior, the rest under the class's prior),
+  not KT-PPS's pseudo-likelihood (the whole sequence under the prior its first response
+  selects), which is inflated: see :mod:`edueval.kt.first_response`.  With
+  ``multiprior=COLUMN`` the class is observed and the likelihood is that of the sequence
+  given its class, fitted by EM as the other variants.
 
 Each variant combines with ``forgets`` and with the others, except ``multilearn`` with
 ``multipair`` (both define the transition groups).  ``fixed`` holds parameters at given values
 and ``init`` gives the first restart's starting values (both long tables, see below).
 
-EM is exact: the expected complete-data log-likelihood is a sum of one Bernoulli term per
-(parameter, group), so the M-step of each is a ratio of expected counts accumulated over the
-responses (or sequences) of that group (see :func:`._variant_kernels.e_step`), clipped to its
-bounds (guess, slip < ``guess_max``, ``slip_max`` in every group).
+EM is exact (for every variant but first-response classes, whose likelihood is maximised as
+:mod:`edueval.kt.first_response` says): the expected complete-data log-likelihood is a sum of
+one Bernoulli term per (parameter, group), so the M-step of each is a ratio of expected
+counts accumulated over the responses (or sequences) of that group (see
+:func:`._variant_kernels.e_step`), clipped to its bounds (guess, slip < ``guess_max``,
+``slip_max`` in every group).
 
 Parameter files (long format), one row per (skill, parameter, group)::
 
@@ -440,7 +446,15 @@ def fit_variant(model, data: pd.DataFrame, spec: VariantSpec) -> VariantFit:
     loose = max(model.tol, model.LOOSE_TOL) if R > 1 else model.tol
     job_skill = np.repeat(np.arange(n_skills, dtype=np.int64), R)
     job_restart = np.tile(np.arange(R, dtype=np.int64), n_skills)
-    theta, info = _run_em(model, layout, design, inits, free, lo, hi, job_skill, job_restart, loose)
+    if spec.multiprior is True:  # the proper likelihood, maximised to model.tol in every restart
+        from .first_response import fit_restarts
+
+        theta, info = fit_restarts(model, data, seqs, spec, design, inits, free, lo, hi,
+                                   job_skill, job_restart)  # fmt: skip
+        loose = model.tol
+    else:
+        theta, info = _run_em(model, layout, design, inits, free, lo, hi, job_skill, job_restart,
+                              loose)  # fmt: skip
     info = info.reshape(n_skills, R, 3)
     best = np.argmax(info[:, :, 0], axis=1)
     chosen = np.empty(design.n_theta)
@@ -627,10 +641,16 @@ def forward_long(data: pd.DataFrame, params: pd.DataFrame, columns=None) -> pd.D
 
 
 def score_long(data: pd.DataFrame, params: pd.DataFrame, columns=None) -> pd.Series:
-    """Log-likelihood of each skill's responses under a long table."""
-    seqs, design, theta, _ = prepare(data, params, columns)
+    """Log-likelihood of each skill's responses under a long table: that of the predictions
+    of :func:`forward_long` (with first-response classes, the first response under the mixed
+    prior: :mod:`edueval.kt.first_response`)."""
+    seqs, design, theta, mixed = prepare(data, params, columns)
     ll = VK.loglik_skills(seqs.obs, seqs.starts, seqs.skill_starts, design.pg, design.tg,
                           design.eg, design.dims, theta)  # fmt: skip
+    if mixed is not None:  # the first response under the mixed prior, as predicted
+        from .first_response import delta_by_skill
+
+        ll = ll + delta_by_skill(seqs, design, theta, mixed)
     return pd.Series(ll, index=pd.Index(seqs.skills.astype(str), name="skill"))
 
 
