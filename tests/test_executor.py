@@ -7,6 +7,7 @@ for bit (``check_exact``)."""
 from __future__ import annotations
 
 import json
+import logging
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,122 @@ def test_task_seeds_are_spawned_children():
     child = np.random.SeedSequence(5).spawn(3)[1]
     assert seeds[1] == int(child.generate_state(1, np.uint64)[0] >> np.uint64(1))
     assert task_seeds(5, 4)[:3] == seeds  # a task's seed does not depend on how many follow
+
+
+_BEFORE_START = """
+import json, logging, sys
+
+import distributed
+
+from edueval.executor import CLUSTER_MODULES, open_executor
+
+
+class Started(Exception):
+    pass
+
+
+def start(*args, **kwargs):  # what the cluster or client finds when it starts
+    loaded = sorted(m for m in sys.modules if m.startswith(("dask.dataframe", "pyarrow")))
+    missing = [m for m in CLUSTER_MODULES if m not in sys.modules]
+    levels = {n: logging.getLogger(n).getEffectiveLevel() for n in
+              ("tornado.application", "asyncio", "distributed.client", "dask", "distributed")}
+    print(json.dumps({"before": before, "loaded": loaded, "missing": missing, "levels": levels}))
+    raise Started
+
+
+before = [m for m in CLUSTER_MODULES if m in sys.modules]
+distributed.LocalCluster = distributed.Client = start
+try:
+    with open_executor(**json.loads(sys.argv[1])):
+        pass
+except Started:
+    pass
+"""
+
+
+@pytest.mark.parametrize("how", [{"cluster": "local:1"}, {"scheduler": "tcp://127.0.0.1:9"}])
+def test_the_cluster_path_is_imported_before_a_cluster_or_client_starts(how):
+    """In a fresh process (nothing imported yet), the executor imports dask.dataframe (with
+    dask_expr), pyarrow and distributed's shuffle in the calling thread and silences third-party
+    loggers before the cluster or the client exists: their threads then find every module
+    whole instead of importing it at the same time as this one (the "partially initialized
+    module 'dask.dataframe.dask_expr'" of a flaky run)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _BEFORE_START, json.dumps(how)],
+                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    # nothing of the cluster path was there before (else the test could not fail) ...
+    assert not {"dask.dataframe", "dask.dataframe.dask_expr"} & set(seen["before"]), seen
+    # ... and all of it, dask_expr's and the parquet readers' submodules included, was after
+    assert seen["missing"] == [], seen
+    assert {"dask.dataframe.dask_expr._expr", "dask.dataframe.dask_expr._collection",
+            "dask.dataframe.io.parquet.core", "pyarrow.lib"} <= set(seen["loaded"]), seen  # fmt: skip
+    assert all(level > logging.CRITICAL for level in seen["levels"].values()), seen
+
+
+def _worker_state(modules: list[str]) -> dict:
+    """On a worker: which of ``modules`` it has imported, and its third-party log levels."""
+    import sys
+
+    return {
+        "missing": [m for m in modules if m not in sys.modules],
+        "levels": {
+            n: logging.getLogger(n).getEffectiveLevel()
+            for n in ("tornado.application", "asyncio", "distributed", "dask")
+        },
+    }
+
+
+def test_workers_import_before_their_first_task_also_after_a_restart():
+    """A fresh local cluster's workers have imported the cluster path in their main thread (and
+    silenced their loggers) before any task is submitted, and so does a worker started later
+    (a restart starts new processes); :func:`prepare_workers` imports the modules of the task
+    functions the same way before the tasks are sent."""
+    from edueval.executor import CLUSTER_MODULES, prepare_workers
+    from edueval.kt.bkt import simulate
+
+    wanted = [*CLUSTER_MODULES, "edueval.kt.bkt"]
+    silent = {n: logging.CRITICAL + 10 for n in ("tornado.application", "asyncio", "distributed", "dask")}  # fmt: skip
+    with open_executor(cluster="local:1") as ex:
+        (started,) = ex.client.run(_worker_state, wanted).values()
+        assert started == {"missing": ["edueval.kt.bkt"], "levels": silent}
+        prepare_workers(ex.client, simulate)  # the module of a task function: edueval.kt.bkt
+        (prepared,) = ex.client.run(_worker_state, wanted).values()
+        assert prepared == {"missing": [], "levels": silent}
+        ex.client.restart()  # new worker processes, set up as they join
+        (restarted,) = ex.client.run(_worker_state, wanted).values()
+        assert restarted == {"missing": [], "levels": silent}
+
+
+def test_workers_that_cannot_be_prepared_are_one_line(monkeypatch):
+    """A scheduler whose workers cannot unpickle the set-up plugin (edueval not installed where
+    they run) is refused in one line, and the client is closed."""
+    import edueval.executor as executor
+
+    closed = []
+
+    class Client:
+        def __init__(self, address, timeout):
+            self.address = address
+
+        def close(self):
+            closed.append(self.address)
+
+    def cannot(client, local):
+        raise ModuleNotFoundError("No module named 'edueval'")
+
+    monkeypatch.setattr(distributed, "Client", Client)
+    monkeypatch.setattr(executor, "_start_workers", cannot)
+    with pytest.raises(InputError) as err, open_executor(scheduler="tcp://h:1"):
+        pass
+    assert str(err.value) == (
+        "the workers of the Dask scheduler 'tcp://h:1' could not be prepared for the run (is "
+        "edueval installed where they run?): ModuleNotFoundError: No module named 'edueval'"
+    )
+    assert closed == ["tcp://h:1"]
 
 
 def test_cluster_map_keeps_task_order(cluster):

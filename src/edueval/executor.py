@@ -11,7 +11,14 @@ runs the tasks one after another in this process -- today's path, with no Dask i
 starts a ``LocalCluster`` of N single-threaded worker processes for the run, ``--scheduler
 ADDRESS`` (or the variable) connects to a running ``dask scheduler``.  This is the only module that
 imports Dask, and only then, with :mod:`edueval.partitioned`, its data side (datasets read through
-``dask.dataframe`` on the executor's client).
+``dask.dataframe`` on the executor's client), and :mod:`edueval.worker_setup`, what each worker
+does first.
+
+Before a cluster or client starts, the thread that starts it imports everything the cluster path
+imports (:data:`CLUSTER_MODULES`) and silences third-party logging; each worker does the same in
+its main thread before its first task, and imports the modules of the task functions before
+they are submitted (:func:`prepare_workers`).  Two threads importing one package at once leave
+it half-initialised for one of them; the client's and the workers' threads are the other thread.
 
 >>> with open_executor(cluster="local:2") as ex:
 ...     squares = ex.map(pow, [(2, 2), (3, 2)])
@@ -80,6 +87,7 @@ class DaskExecutor:
     def map(self, fn: Callable[..., Any], tasks: Sequence[tuple]) -> list:
         if not tasks:
             return []
+        prepare_workers(self.client, fn, *tasks[0])
         columns = list(zip(*tasks, strict=True))
         # pure=False: every task runs (no key hashing of possibly large arguments)
         futures = self.client.map(fn, *columns, pure=False)
@@ -111,25 +119,127 @@ def _distributed():
     return distributed
 
 
-#: above CRITICAL: Dask's own log lines never reach the terminal (a connection torn down as the
+#: above CRITICAL: no third-party log line reaches the terminal (a connection torn down as the
 #: cluster closes is logged as CRITICAL "Failed to deserialize" on a run that succeeded); what
 #: fails is raised and said in one line by the command
 _SILENT = 60
 
+#: the loggers of the cluster path: Dask and distributed, and the event loop they run on
+#: (tornado's "Exception in callback", asyncio's "Task exception was never retrieved")
+THIRD_PARTY_LOGGERS = ("distributed", "dask", "tornado", "asyncio", "bokeh")
 
-def _quiet(distributed: Any) -> None:
-    """Dask logs every shuffle's start and end at WARNING, and a failed task (with its traceback)
-    at ERROR; a run prints only its own lines, and says itself in one line what failed."""
+#: what the cluster path imports: Dask's dataframe stack (with its query planner, dask_expr),
+#: pyarrow, and distributed's shuffle and Arrow (de)serialisation.  Imported in the thread that
+#: starts the cluster before it starts, and on each worker in its main thread before its first
+#: task: Python imports a package half-way when two threads import it at once, and the second
+#: thread fails with "cannot import name ... from partially initialized module" (a worker
+#: unpickling a dask_expr graph while its task thread first imported dask.dataframe did)
+CLUSTER_MODULES = (
+    "pandas",
+    "pyarrow",
+    "pyarrow.parquet",
+    "pyarrow.dataset",
+    "dask.dataframe",
+    "dask.dataframe.dask_expr",
+    "dask.dataframe.dispatch",
+    "dask.dataframe.io.parquet",
+    "dask.dataframe.dask_expr.io.parquet",
+    "dask.dataframe.dask_expr._shuffle",
+    "distributed.protocol.arrow",
+    "distributed.shuffle._shuffle",
+    "distributed.shuffle._arrow",
+    "distributed.shuffle._merge",
+)
+
+
+def import_modules(names: Sequence[str]) -> list[str]:
+    """Import ``names`` in this thread, in order; return those that could not be imported.
+
+    A missing optional piece (pyarrow on a worker that never reads data) is left to fail where
+    it is used, in one line there."""
+    import importlib
+
+    missing = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
+def silence_third_party_logs() -> None:
+    """Raise every logger of :data:`THIRD_PARTY_LOGGERS` (and each child given its own level,
+    e.g. distributed's ``tornado.application`` at ERROR with its own stderr handler) above
+    CRITICAL, for the rest of this process.
+
+    Dask logs every shuffle's start and end at WARNING and a failed task at ERROR; the event
+    loop logs exceptions in callbacks.  A command prints only its own lines and says itself, in
+    one line, what failed: a task's error is raised to the command by ``gather``."""
     import logging
 
-    for name in ("distributed", "distributed.shuffle"):
-        logging.getLogger(name).setLevel(_SILENT)
+    roots = set(THIRD_PARTY_LOGGERS)
+    known = [n for n, x in logging.root.manager.loggerDict.items() if isinstance(x, logging.Logger)]
+    for name in [*THIRD_PARTY_LOGGERS, *known]:
+        if name.split(".")[0] in roots:
+            logging.getLogger(name).setLevel(_SILENT)
+
+
+def _prepare_this_process() -> None:
+    """Before a client or cluster starts (its threads import on their own): the cluster path's
+    modules imported in this thread, third-party logging silenced."""
+    import_modules(CLUSTER_MODULES)
+    silence_third_party_logs()
+
+
+def _module_of(obj: Any) -> str | None:
+    import functools
+
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    name = getattr(obj, "__module__", None) if callable(obj) else type(obj).__module__
+    return None if name in (None, "builtins", "__main__") else name
+
+
+def prepare_workers(client: Any, *objects: Any) -> None:
+    """Before tasks that use ``objects`` (task functions, their arguments) are submitted:
+    import on every worker, in its main thread, the modules these come from.
+
+    A worker unpickles tasks in its main thread while its task thread runs an earlier one; a
+    module first imported by both at once is half-initialised for one of them.  The imports run
+    as a worker plugin, so a worker started later (one replacing a worker that died) does them
+    too, before its first task; registering the same modules again is a no-op."""
+    from .worker_setup import ImportFirst
+
+    modules = tuple(sorted({m for o in objects if (m := _module_of(o))}))
+    if modules:
+        client.register_plugin(ImportFirst(modules), name="edueval-import:" + ",".join(modules))
+
+
+def _start_workers(client: Any, local: bool) -> None:
+    """Every worker (and each started later) imports :data:`CLUSTER_MODULES` in its main
+    thread before its first task; a local cluster's workers, which print on this terminal,
+    also silence third-party logging."""
+    from .worker_setup import ImportFirst
+
+    client.register_plugin(ImportFirst(CLUSTER_MODULES, silence=local), name="edueval-cluster")
+
+
+def _start_remote_workers(client: Any, address: str) -> None:
+    try:
+        _start_workers(client, local=False)
+    except Exception as exc:  # e.g. workers without edueval cannot unpickle the plugin
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"the workers of the Dask scheduler {address!r} could not be prepared for the run "
+            f"(is edueval installed where they run?): {type(exc).__name__}: {reason}"
+        ) from None
 
 
 @contextmanager
 def _local_cluster(n_workers: int, memory: str | None) -> Iterator[DaskExecutor]:
     distributed = _distributed()
-    _quiet(distributed)
+    _prepare_this_process()
     cluster = distributed.LocalCluster(
         n_workers=n_workers,
         threads_per_worker=1,
@@ -142,6 +252,7 @@ def _local_cluster(n_workers: int, memory: str | None) -> Iterator[DaskExecutor]
     )
     try:
         with distributed.Client(cluster) as client:
+            _start_workers(client, local=True)
             description = {"kind": "dask", "cluster": f"local:{n_workers}"}
             if memory:
                 description["worker_memory"] = memory
@@ -153,7 +264,7 @@ def _local_cluster(n_workers: int, memory: str | None) -> Iterator[DaskExecutor]
 @contextmanager
 def _remote(address: str, source: str) -> Iterator[DaskExecutor]:
     distributed = _distributed()
-    _quiet(distributed)
+    _prepare_this_process()
     try:
         timeout = os.environ.get("EDUEVAL_CONNECT_TIMEOUT", _CONNECT_TIMEOUT)
         client = distributed.Client(address, timeout=timeout)
@@ -163,6 +274,7 @@ def _remote(address: str, source: str) -> Iterator[DaskExecutor]:
             f"cannot reach the Dask scheduler {address!r} ({source}): {reason}"
         ) from None
     try:
+        _start_remote_workers(client, address)
         yield DaskExecutor(client, {"kind": "dask", "scheduler": address})
     finally:
         client.close()

@@ -185,6 +185,15 @@ def _compute(client: Any, tasks: list) -> list:
         raise _worker_died(client, exc) from None
 
 
+def _prepare(client: Any, *objects: Any) -> None:
+    """On a cluster, the workers import the modules of the task functions and their arguments
+    before the tasks arrive (:func:`edueval.executor.prepare_workers`)."""
+    if client is not None:
+        from .executor import prepare_workers
+
+        prepare_workers(client, *objects)
+
+
 def _worker_died(client: Any, exc: Exception) -> Exception:
     """One line for a task whose workers kept dying (almost always: out of memory)."""
     from .runs import RunFailed
@@ -211,6 +220,7 @@ def map_blocks(
     dask, _ = _dask()
     blocks = _frame(ds, columns, text_columns).to_delayed()
     call = dask.delayed(fn, pure=False)
+    _prepare(client, fn, *args)
     return _compute(client, [call(b, *args) for b in blocks])
 
 
@@ -304,6 +314,7 @@ def regroup(
     call = dask.delayed(fn, pure=False, name=f"{fn.__name__}")
     tasks = [call(p, i, *fn_args, dask_key_name=f"{fn.__name__}-{i}-{time.monotonic_ns()}")
              for i, p in enumerate(shuffled.to_delayed())]  # fmt: skip
+    _prepare(client, _assign_part, part_of, *part_args, reduce, fn, *fn_args)
     start = time.perf_counter()
     if client is None:
         results = _compute(None, tasks)
