@@ -36,6 +36,17 @@ def random_frame(seed: int, n_students: int, m: int, p=(0.4, 0.25, 0.25, 0.1), s
     return frame(out)
 
 
+def uneven_frame(seed: int, n_students: int, p=(0.4, 0.25, 0.25, 0.1)) -> pd.DataFrame:
+    """Students with their own rates and sheets of 3 to 40 MCQs."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_students):
+        q = rng.dirichlet(np.array(p) * 4)
+        m = int(rng.integers(3, 41))
+        out.append(list(rng.choice(["correct", "ai", "human", "random"], size=m, p=q)))
+    return frame(out)
+
+
 def indicators(df: pd.DataFrame, source: str) -> np.ndarray:
     return np.array([source in c.split("+") for c in df["chosen"]], dtype=float)
 
@@ -69,14 +80,16 @@ def test_tost_naive_equals_statsmodels_ttost_paired():
         assert row["p_value"].iloc[0] == pytest.approx(p_ref, rel=1e-9)
 
 
-def test_clustered_se_equals_statsmodels_cluster_robust_ols():
-    df = random_frame(7, 30, 25)
-    res = analyze_choices(df)
+def test_cr1_se_equals_statsmodels_cluster_robust_ols():
+    """CR1 (``--se cr1``) is statsmodels' cluster-robust OLS SE, also with unequal sheets."""
+    df = uneven_frame(7, 30)
     d = indicators(df, "ai") - indicators(df, "human")
     groups = pd.factorize(df["student"])[0]
     fit = sm.OLS(d, np.ones_like(d)).fit(cov_type="cluster", cov_kwds={"groups": groups})
-    row = res.tests[(res.tests["se"] == "clustered") & res.tests["test"].str.startswith("TOST")]
+    res = analyze_choices(df, se="cr1")
+    row = res.tests[(res.tests["se"] == "cr1") & res.tests["test"].str.startswith("TOST")]
     assert row["std_err"].iloc[0] == pytest.approx(fit.bse[0], rel=1e-10)
+    assert row["df"].iloc[0] == 29
     for source in ("ai", "random"):
         y = indicators(df, source)
         f2 = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": groups})
@@ -85,14 +98,31 @@ def test_clustered_se_equals_statsmodels_cluster_robust_ols():
         assert r["p"] == pytest.approx(y.mean())
 
 
-def test_clustered_equals_naive_with_one_mcq_per_student():
+def test_cr2_equals_cr1_with_equal_sheets_and_differs_with_unequal_ones():
+    """With equal sheet lengths CR2's SE and Bell-McCaffrey df are exactly CR1's (so only the
+    skewness correction separates them); with unequal ones CR2 up-weights long sheets."""
+    even = analyze_choices(random_frame(7, 30, 25)).tests.set_index(["test", "se"])
+    name = "TOST |p_AI - p_Human| < 0.1"
+    assert even.loc[(name, "cr2"), "std_err"] == pytest.approx(even.loc[(name, "cr1"), "std_err"])
+    assert even.loc[(name, "cr2"), "df"] == pytest.approx(29)
+    uneven = analyze_choices(uneven_frame(7, 30)).tests.set_index(["test", "se"])
+    assert uneven.loc[(name, "cr2"), "df"] < 29
+    assert uneven.loc[(name, "cr2"), "std_err"] != pytest.approx(
+        uneven.loc[(name, "cr1"), "std_err"], rel=1e-3
+    )
+
+
+def test_cr1_equals_naive_with_one_mcq_per_student():
     df = random_frame(8, 200, 1)
     res = analyze_choices(df)
-    t = res.tests.set_index(["test", "se"])["p_value"]
+    t = res.tests.set_index(["test", "se"])
     for name in t.index.get_level_values(0).unique():
         if name.startswith("McNemar"):
             continue
-        assert t[(name, "clustered")] == pytest.approx(t[(name, "naive")], rel=1e-9)
+        assert t.loc[(name, "cr1"), "p_value"] == pytest.approx(t.loc[(name, "naive"), "p_value"])
+        # CR2: the same SE and df (n_g = 1, h_g = 1/N); only Hall's skewness term differs
+        assert t.loc[(name, "cr2"), "std_err"] == pytest.approx(t.loc[(name, "naive"), "std_err"])
+        assert t.loc[(name, "cr2"), "df"] == pytest.approx(t.loc[(name, "naive"), "df"])
 
 
 def test_superiority_equals_scipy_one_sample_t():

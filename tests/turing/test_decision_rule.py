@@ -63,7 +63,7 @@ def test_a_real_difference_within_eps_is_reported_not_decisive():
     """2,000 students, the human ahead by ~0.05 < eps: McNemar rejects d = 0, the verdict is a
     draw (the interval lies inside +-eps), and neither is declared better."""
     res = analyze_choices(_frame(4, 2000, 10, (0.4, 0.225, 0.275, 0.1)), eps=EPS)
-    mc = res.tests[res.tests["test"].str.startswith("McNemar") & (res.tests["se"] == "clustered")]
+    mc = res.tests[res.tests["test"].str.startswith("McNemar") & (res.tests["se"] == "cr2")]
     assert bool(mc["reject"].iloc[0])
     lo, hi = res.diff_ci["clustered"]
     assert -EPS < lo < hi < 0

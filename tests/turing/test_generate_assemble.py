@@ -68,28 +68,36 @@ def phase1_file(tmp_path_factory):
 
 
 def oracle_script(questions):
-    """A perfect conditioned AI: diagnoses the student's answer with the library and answers
-    with that rule's answer on a new problem of the same family (unconditioned, or for a slip:
-    the family's first rule)."""
+    """The three roles of ``turing generate`` on one scripted server, told apart by prompt:
+    the generator writes q′ (a new problem of the Phase-1 question's family) and its key; the
+    second solve answers q′ correctly; the AI is a perfect conditioned AI - it diagnoses the
+    student's answer with the library and answers with that rule's answer on q′ (unconditioned,
+    or for a slip: the family's first rule)."""
     by_text = {q.question: q for q in questions.values()}
+    written = {}  # q′ text -> problem
 
     def script(body):
         text = last_user_message(body)
-        qtext = text.split("\n")[1]
-        q = by_text[qtext]
+        if text.startswith("Students were asked:") and "Write one new question" in text:
+            q = by_text[text.split("\n")[1]]
+            q2 = sample_problem(np.random.default_rng(len(q.question)), family=q.family)
+            written[q2.question] = q2
+            return json.dumps(
+                {"related_question": q2.question, "correct_answer": correct_answer(q2)}
+            )
+        if text.startswith("Solve this question:"):
+            return json.dumps({"answer": correct_answer(written[text.split("\n")[1]])})
+        lines = text.split("\n")
+        q = by_text[lines[1]]
+        q2 = written[lines[lines.index(next(x for x in lines if "new question" in x)) + 1]]
         m = re.search(r"the student answered (.+)\.\n", text)
-        rng = np.random.default_rng(len(qtext))
-        default = next(iter(FAMILIES[q.family].rules))  # the family's first (common) rule
+        family_rules = list(FAMILIES[q.family].rules)
         diag = diagnose(q, m.group(1)) if m is not None else ()  # slips diagnose to nothing
-        rule = diag[0] if diag else default
-        q2 = sample_problem(rng, family=q.family, rule=rule)
-        return json.dumps(
-            {
-                "related_question": q2.question,
-                "correct_answer": correct_answer(q2),
-                "distractor": rule_answer(q2, rule),
-            }
-        )
+        for rule in [*diag, *family_rules]:
+            wrong = rule_answer(q2, rule)
+            if wrong is not None and not same_answer(wrong, correct_answer(q2)):
+                return json.dumps({"distractor": wrong})
+        return json.dumps({"distractor": "999999"})
 
     return script
 
@@ -120,12 +128,23 @@ def test_generate_conditioned_oracle(tmp_path, phase1_file):
         not same_answer(a, c) for a, c in zip(p1["answer"], p1["correct_answer"], strict=True)
     )
     assert res["n_tuples"] == len(table) == n_wrong
-    # identical prompts (same question, same wrong answer) are one call
-    assert calls == len(table.drop_duplicates(["question", "phase1_answer"]))
+    # one q′ per Phase-1 question (generator), one key check per q′ that is not a bare
+    # expression, one AI call per distinct prompt (same question, same wrong answer)
+    n_q = table["question"].nunique()
+    by_source = res["requests_by_source"]
+    assert by_source["generator"] == n_q == res["n_questions"]
+    assert by_source["key_check"] == res["key_method"]["second_solve"] < n_q
+    assert by_source["ai"] == n_wrong
+    distinct_ai = len(table.drop_duplicates(["question", "phase1_answer"]))
+    assert calls == by_source["generator"] + by_source["key_check"] + distinct_ai
     assert res["status"]["ok"] == n_wrong
+    assert res["key_check"] == {"agree": n_q, "disagree": 0, "unchecked": 0}
     assert res["students_without_error"] == ["s_perfect"]
-    # each distractor is the student's own rule applied to q′
-    assert (table["ai_distractor"] != table["related_correct"]).all()
+    assert (table.groupby("question")["related_question"].nunique() == 1).all()
+    assert not any(
+        same_answer(a, c)
+        for a, c in zip(table["ai_distractor"], table["related_correct"], strict=True)
+    )
     assert (tmp_path / "gen" / "calls.jsonl").read_text().strip()
     # re-run: answered from the cache
     _, calls2 = run_generate(tmp_path, path, oracle_script(questions), out="gen2")
@@ -136,8 +155,9 @@ def test_generate_unconditioned_one_call_per_question(tmp_path, phase1_file):
     path, questions = phase1_file
     res, calls = run_generate(tmp_path, path, oracle_script(questions), unconditioned=True)
     table = pd.read_csv(tmp_path / "gen" / "distractors.csv", dtype=str)
-    assert calls == table["question"].nunique() == res["n_requests"]
+    assert res["requests_by_source"]["ai"] == table["question"].nunique()
     assert (table.groupby("question")["ai_distractor"].nunique() == 1).all()
+    assert (table["conditioned"] == "False").all()
 
 
 def test_generate_records_failures_unparseable_and_invalid(tmp_path, phase1_file):
@@ -146,32 +166,40 @@ def test_generate_records_failures_unparseable_and_invalid(tmp_path, phase1_file
     p1 = pd.read_csv(path, dtype=str)
     texts = list(dict.fromkeys(p1["question"]))
 
+    def is_ai(text):
+        return '{"distractor"' in text
+
     def script(body):
         text = last_user_message(body)
-        if texts[1] in text:
+        if is_ai(text) and texts[1] in text:
             return "Sorry, I cannot help with that."
-        if texts[2] in text:
-            obj = json.loads(good(body))
-            obj["distractor"] = obj["correct_answer"]
-            return json.dumps(obj)
+        if is_ai(text) and texts[2] in text:
+            lines = text.split("\n")
+            key = next(x for x in lines if x.startswith("(correct answer: "))
+            return json.dumps({"distractor": key[len("(correct answer: ") : -2]})
         return good(body)
 
     def rule(body, nth):
-        return "500" if texts[0] in last_user_message(body) else None
+        text = last_user_message(body)
+        return "500" if is_ai(text) and texts[0] in text else None
 
     res, _ = run_generate(tmp_path, path, script, faults=Faults(rule=rule),
                           max_failures=MaxFailures(share=1.0))  # fmt: skip
     table = pd.read_csv(tmp_path / "gen" / "distractors.csv", dtype=str)
     assert res["model_failures"]["failed"] == 3 and res["complete"]
-    # under the default limit (5% of 18 calls: none) the same run is marked failed
-    with pytest.raises(RunFailed, match="3 of 18 model calls failed"):
+    assert res["failed_calls_by_source"] == {"generator": 0, "key_check": 0, "ai": 3}
+    # under the default limit (5% of the calls: one) the same run is marked failed
+    with pytest.raises(RunFailed, match=r"3 of \d+ model calls failed"):
         run_generate(tmp_path, path, script, faults=Faults(rule=rule), out="gen2")
     assert json.loads((tmp_path / "gen2" / "config.json").read_text())["status"] == "failed"
-    by_q = table.groupby("question")["status"].agg(set)
+    by_q = table.groupby("question")["ai_status"].agg(set)
     assert by_q[texts[0]] == {"failed"}
     assert by_q[texts[1]] == {"unparseable"}
     assert by_q[texts[2]] == {"invalid"}
-    assert sum(res["status"].values()) == len(table)
+    assert sum(res["status"].values()) == len(table) == res["n_tuples"]
+    # every tuple keeps its q′ and its row in the expert's worksheet
+    sheet = pd.read_csv(tmp_path / "gen" / "worksheet.csv", dtype=str)
+    assert len(sheet) == len(table) and (table["generator_status"] == "ok").all()
 
 
 def test_nearby_distractor_avoids_taken_values():
@@ -182,6 +210,8 @@ def test_nearby_distractor_avoids_taken_values():
             assert d is not None and not same_answer(d, correct)
             assert not any(same_answer(d, t) for t in ["19", "1", "4.66"])
     assert nearby_distractor("a triangle", [], rng) is None
+    d = nearby_distractor("25 apples", [], rng)
+    assert d.endswith(" apples") and not same_answer(d, "25")
 
 
 def _ai_frame(rows):
@@ -204,17 +234,22 @@ def test_assemble_duplicates_and_positions():
             ("s1", "q1", "Q'1", "7", "12", "ok"),
             ("s1", "q2", "Q'2", "1/2", "2/4", "ok"),  # equals the correct answer: dropped
             ("s2", "q1", "Q'1", "7", "12", "ok"),
-            ("s2", "q3", "Q'3", "9", "x", "failed"),  # skipped
+            ("s2", "q3", "Q'3", "9", "", "failed"),  # shown without an AI option
         ]
     )
     human = pd.DataFrame(
-        [("s1", "q1", "12.0"), ("s1", "q2", "3/4"), ("s2", "q1", "15")],
+        [("s1", "q1", "12.0"), ("s1", "q2", "3/4"), ("s2", "q1", "15"), ("s2", "q3", "11")],
         columns=["student", "question", "human_distractor"],
     )
     table, info = assemble_mcqs(ai, human, None, seed=5)
-    assert info["stats"]["ai_rows_skipped"] == 1
+    assert info["stats"]["mcqs_without_ai"] == 1 and len(table) == 4
     assert info["stats"]["dropped_equal_to_correct"] == 1
     t = table.set_index(["student", "question"])
+    failed = t.loc[("s2", "q3")]
+    assert failed["ai_missing"] == "failed" and pd.isna(failed["position_ai"])
+    assert failed["n_options"] == 3 and "ai" not in "".join(
+        failed[[f"source_{i}" for i in range(1, 5)]]
+    )
     shared = t.loc[("s1", "q1")]
     assert shared["n_options"] == 3
     assert shared["position_ai"] == shared["position_human"]

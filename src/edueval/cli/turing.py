@@ -39,6 +39,15 @@ DeltaOption = Annotated[
     float, typer.Option("--delta", help="Both must beat the random distractor by delta.")
 ]
 AlphaOption = Annotated[float, typer.Option("--alpha", help="Level of every test.")]
+ClusterSeOption = Annotated[
+    str,
+    typer.Option(
+        "--se",
+        help="Student-clustered SE of the simulated verdicts: cr3 (default; jackknife variance, "
+        "Bell-McCaffrey df, Hall's skewness correction), cr2 (the same with CR2's variance) or "
+        "cr1 (G - 1 df; over-declares draws under skew).",
+    ),
+]
 
 
 def _floats(text: str, name: str) -> list[float]:
@@ -66,8 +75,16 @@ def analyze(
     delta: DeltaOption = 0.05,
     alpha: AlphaOption = 0.05,
     se: Annotated[
-        str, typer.Option("--se", help="Standard errors that decide: clustered or naive.")
-    ] = "clustered",
+        str,
+        typer.Option(
+            "--se",
+            help="Standard errors that decide: cr3 (default; student-clustered CR3, the "
+            "jackknife variance, with Bell-McCaffrey df and Hall's skewness correction; "
+            "'clustered' means the same), cr2 (the same with CR2's variance), cr1 "
+            "(Liang-Zeger, G - 1 df: over-declares draws when a minority of students strongly "
+            "prefers one source) or naive. All four are reported.",
+        ),
+    ] = "cr3",
     phase1: Annotated[
         Path | None,
         typer.Option("--phase1", help="Phase-1 file: check every student made an error there."),
@@ -132,6 +149,7 @@ def power(
         float,
         typer.Option("--reveal", help="Coverage: P(a question shows a held misconception)."),
     ] = 0.2,
+    se: ClusterSeOption = "cr3",
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     cluster: ClusterOption = None,
@@ -170,6 +188,7 @@ def power(
             reps=reps,
             seed=seed,
             executor=executor,
+            se=se,
         )
     print(res["power_table"].to_string(index=False))
     done(path)
@@ -210,6 +229,7 @@ def simulate(
         typer.Option("--frequencies", help="CSV rule,frequency (default: the documented nine)."),
     ] = None,
     seed: SeedOption = 0,
+    se: ClusterSeOption = "cr3",
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     cluster: ClusterOption = None,
@@ -236,6 +256,7 @@ def simulate(
     cfg = SimConfig(
         n_students=students, n_questions=questions, reps=reps, human_accuracy=human_accuracy,
         eps=eps, delta=delta, alpha=alpha, slip=slip, p_rule=p_rule, frequencies=freqs, seed=seed,
+        se=se,
     )  # fmt: skip
     path = out_dir(out, "turing simulate", overwrite)
     grid, rules = _ints(sizes, "--sizes"), _floats(p_rules, "--p-rules")
@@ -263,6 +284,28 @@ def generate(
     ] = False,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N tuples.")] = None,
     model: ModelOption = None,
+    generator_model: Annotated[
+        str | None,
+        typer.Option(
+            "--generator-model",
+            help="The generator f_LLM that writes each related question q' and its key (a spec "
+            "like --model's). Default: the --model itself, in separate calls that see no "
+            "student's answer.",
+        ),
+    ] = None,
+    generator_base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--generator-base-url", help="Server(s) of --generator-model (default: --base-url)."
+        ),
+    ] = None,
+    generator_api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--generator-api-key-env",
+            help="Key variable of --generator-model (default: --api-key-env).",
+        ),
+    ] = None,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
     max_connections: MaxConnectionsOption = 8,
@@ -272,23 +315,45 @@ def generate(
     out: OutOption = None,
     overwrite: OverwriteOption = False,
 ) -> None:
-    """For each Phase-1 misconception tuple: a related question q', its answer, the AI distractor."""
+    """Per Phase-1 question, the generator's related question q' and its checked key; per
+    misconception tuple, the AI's distractor for that q' (and worksheet.csv for the expert)."""
     from ..turing.generate import generate_run
 
     path = out_dir(out, "turing generate", overwrite)
 
-    def opener(log_path):
-        return open_model(
-            model, base_url=base_url, api_key_env=api_key_env, max_connections=max_connections,
-            timeout=timeout, no_cache=no_cache, log_path=log_path,
-        )  # fmt: skip
+    def opener_for(spec, urls, key_env):
+        def opener(log_path):
+            return open_model(
+                spec, base_url=urls, api_key_env=key_env, max_connections=max_connections,
+                timeout=timeout, no_cache=no_cache, log_path=log_path,
+            )  # fmt: skip
 
+        return opener
+
+    # the same spec on the same server is the AI's own client (separate calls, no second load)
+    other_model = generator_model is not None and generator_model != model
+    separate = other_model or generator_base_url or generator_api_key_env
+    open_generator = None
+    if separate:
+        open_generator = opener_for(
+            generator_model or model, generator_base_url or base_url,
+            generator_api_key_env or api_key_env,
+        )  # fmt: skip
     res = generate_run(
-        path, phase1, open_model=opener, model_name=model or "local",
+        path, phase1, open_model=opener_for(model, base_url, api_key_env),
+        model_name=model or "local", open_generator=open_generator,
+        generator_name=generator_model or model or "local",
         unconditioned=unconditioned, limit=limit, log=say,
         max_failures=parse_max_failures(max_failures),
     )  # fmt: skip
-    say(f"{res['n_tuples']} tuples: " + ", ".join(f"{k} {v}" for k, v in res["status"].items()))
+    say(
+        f"{res['n_tuples']} tuples, {res['n_questions']} questions q' (keys disputed: "
+        f"{res['key_check']['disagree']}); AI distractors: "
+        + ", ".join(f"{k} {v}" for k, v in res["status"].items())
+    )
+    failed = res["failed_calls_by_source"]
+    if any(failed.values()):
+        say("failed calls: " + ", ".join(f"{k} {v}" for k, v in failed.items()))
     if res["students_without_error"]:
         say(f"{len(res['students_without_error'])} students had no Phase-1 error (not in Phase 2)")
     done(path)
@@ -304,17 +369,29 @@ def assemble(
         Path | None,
         typer.Option("--random", help="CSV student, question, random_distractor (else made up)."),
     ] = None,
+    keep_disputed: Annotated[
+        bool,
+        typer.Option(
+            "--keep-disputed",
+            help="Also show MCQs whose key the check disputed (key_check = disagree); by "
+            "default they are left out and counted.",
+        ),
+    ] = False,
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
 ) -> None:
-    """Per-student shuffled 4-option MCQs: correct + AI + human + random distractors."""
+    """Per-student shuffled 4-option MCQs: correct + AI + human + random distractors (an MCQ
+    whose AI distractor is missing is shown without it and counts as the AI not chosen)."""
     from ..turing.assemble import assemble_run
 
     path = out_dir(out, "turing assemble", overwrite)
-    res = assemble_run(path, ai, human, random_path=random, seed=seed)
+    res = assemble_run(path, ai, human, random_path=random, seed=seed, keep_disputed=keep_disputed)
     say(
         f"{res['n_mcqs']} MCQs for {res['n_students']} students; {res['shared_options']} with a "
-        f"shared distractor, {res['dropped_equal_to_correct']} distractors equal to the answer"
+        f"shared distractor, {res['dropped_equal_to_correct']} distractors equal to the answer; "
+        f"{res['mcqs_without_ai']} without an AI distractor (counted as not chosen); "
+        f"{res['excluded_key_disputed']} left out for a disputed key, "
+        f"{res['tuples_without_question']} without a question"
     )
     done(path)

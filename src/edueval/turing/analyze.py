@@ -11,7 +11,11 @@ median per chosen source).
 
 The statistics (pairing, standard errors, tests, decision rule) are in
 :mod:`edueval.turing.stats`; :func:`analyze_choices` returns a :class:`TuringResults` in the
-statsmodels style, whose :meth:`~TuringResults.summary` prints everything.
+statsmodels style, whose :meth:`~TuringResults.summary` prints everything. Every test is reported
+under four standard errors - ``naive``, ``cr3`` (the default: CR3, the jackknife variance, with
+Bell-McCaffrey df and Hall's skewness correction), ``cr2`` (the same with CR2's variance, the
+default before CR3) and ``cr1`` (the default before issue 18) - and ``se`` chooses which decides;
+``"clustered"`` means the default clustered one.
 """
 
 from __future__ import annotations
@@ -21,10 +25,19 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from ..io import InputError, check_unique, line_of, read_table, require_columns, text_column
-from .stats import FIELDS, VERDICTS, batch_tests
+from .stats import (
+    CLUSTER_SE,
+    FIELDS,
+    SE_KINDS,
+    SE_METHODS,
+    VERDICTS,
+    BatchTests,
+    MeanEstimate,
+    batch_tests,
+    explain,
+)
 
 __all__ = [
     "SOURCES",
@@ -128,21 +141,35 @@ def choice_counts(choices: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     return g.to_numpy(dtype=float), [str(s) for s in g.index]
 
 
-def _ratio(num: float, se: float) -> float:
-    """A t statistic; ±inf (or 0) when the standard error is 0."""
-    if se > 0:
-        return num / se
-    return float(np.sign(num) * np.inf) if num else 0.0
+def _se_kind(se: str) -> str:
+    """``se`` as one of :data:`~.stats.SE_KINDS` (``"clustered"`` = the default clustered SE)."""
+    kind = CLUSTER_SE[0] if se == "clustered" else se
+    if kind not in SE_KINDS:
+        raise InputError(
+            f"--se must be one of {', '.join(SE_KINDS)} (or 'clustered' = {CLUSTER_SE[0]}), "
+            f"got {se!r}"
+        )
+    return kind
+
+
+def _fmt_ci(ci: tuple[float, float]) -> str:
+    if not all(np.isfinite(ci)):
+        return "undefined (no variation)"
+    return f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
 
 
 @dataclass
 class TuringResults:
-    """Results of the imitation-game analysis (statsmodels style: estimates, tests, summary)."""
+    """Results of the imitation-game analysis (statsmodels style: estimates, tests, summary).
+
+    ``verdicts``, ``reasons`` and ``diff_ci`` are keyed by SE kind (``naive``, ``cr3``, ``cr2``,
+    ``cr1``, and ``clustered`` = the clustered kind that decides, or ``cr3`` when ``se`` is
+    naive)."""
 
     eps: float
     delta: float
     alpha: float
-    se: str  # which standard errors decide the headline verdict ("clustered" or "naive")
+    se: str  # which standard errors decide the headline verdict: "cr3", "cr2", "cr1" or "naive"
     n: int
     n_students: int
     rates: pd.DataFrame  # source, p, ci (naive Wilson, clustered t), SEs
@@ -152,13 +179,18 @@ class TuringResults:
     verdicts: dict[str, str]  # se kind -> verdict
     diff: float
     diff_ci: dict[str, tuple[float, float]]  # (1 - 2 alpha) CI of p_AI - p_Human (TOST's CI)
+    reason: str = ""  # why the verdict, in one sentence (e.g. why inconclusive)
+    reasons: dict[str, str] = field(default_factory=dict)
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
             "verdict": self.verdict,
+            "reason": self.reason,
             "verdicts": self.verdicts,
+            "reasons": self.reasons,
             "se": self.se,
+            "se_method": SE_METHODS[self.se],
             "eps": self.eps,
             "delta": self.delta,
             "alpha": self.alpha,
@@ -172,7 +204,7 @@ class TuringResults:
         }
 
     def summary(self) -> str:
-        """A plain-text summary: rates, the 2x2 table, every test under both SEs, the verdict."""
+        """A plain-text summary: rates, the 2x2 table, every test under every SE, the verdict."""
         lines = [
             "Imitation game: AI vs human expert distractors",
             "=" * 62,
@@ -187,33 +219,32 @@ class TuringResults:
                 f"[{r.ci_low_clustered:.3f}, {r.ci_high_clustered:.3f}]"
             )
         t = self.table
+        level = f"{100 * (1 - 2 * self.alpha):.0f}%"
         lines += [
             "",
             "Paired table (per MCQ: chose an AI option x chose a human option)",
             f"               human yes  human no\n  AI yes  {int(t.iloc[0, 0]):>11d}{int(t.iloc[0, 1]):>10d}"
             f"\n  AI no   {int(t.iloc[1, 0]):>11d}{int(t.iloc[1, 1]):>10d}",
             "",
-            f"p_AI - p_Human = {self.diff:+.4f}; {100 * (1 - 2 * self.alpha):.0f}% CI naive "
-            f"[{self.diff_ci['naive'][0]:+.4f}, {self.diff_ci['naive'][1]:+.4f}], clustered "
-            f"[{self.diff_ci['clustered'][0]:+.4f}, {self.diff_ci['clustered'][1]:+.4f}]",
+            f"p_AI - p_Human = {self.diff:+.4f}; {level} CI "
+            + ", ".join(f"{k} {_fmt_ci(self.diff_ci[k])}" for k in SE_KINDS),
             "",
-            f"{'test':<46}{'SE':<10}{'estimate':>9}{'std err':>9}{'stat':>9}{'p':>9}",
+            f"{'test':<46}{'SE':<7}{'estimate':>9}{'std err':>9}{'stat':>9}{'df':>7}{'p':>9}",
         ]
         for r in self.tests.itertuples():
             lines.append(
-                f"{r.test:<46}{r.se:<10}{r.estimate:>9.4f}{r.std_err:>9.4f}{r.statistic:>9.3f}"
-                f"{r.p_value:>9.4f}"
+                f"{r.test:<46}{r.se:<7}{r.estimate:>9.4f}{r.std_err:>9.4f}{r.statistic:>9.3f}"
+                f"{r.df:>7.1f}{r.p_value:>9.4f}"
             )
+        others = ", ".join(f"{k}: {self.verdicts[k]}" for k in SE_KINDS if k != self.se)
         lines += [
             "",
-            f"Decision: the {100 * (1 - 2 * self.alpha):.0f}% CI of p_AI - p_Human inside "
-            f"(-{self.eps}, +{self.eps}) -> draw (if both beat random + {self.delta}); above "
-            f"+{self.eps} -> ai_better; below -{self.eps} -> human_better. McNemar (d = 0) is "
-            "reported, not deciding.",
-            f"verdict ({self.se} SEs): {self.verdict.upper()}"
-            + "   [naive SEs: "
-            + self.verdicts["naive"]
-            + "]",
+            "SEs: " + "; ".join(f"{k} = {SE_METHODS[k]}" for k in SE_KINDS) + ".",
+            f"Decision: the {level} CI of p_AI - p_Human inside (-{self.eps}, +{self.eps}) -> draw "
+            f"(if both beat random + {self.delta}); above +{self.eps} -> ai_better; below "
+            f"-{self.eps} -> human_better. McNemar (d = 0) is reported, not deciding.",
+            f"verdict ({self.se} SEs): {self.verdict.upper()}   [{others}]",
+            f"because: {self.reason}",
         ]
         return "\n".join(lines)
 
@@ -221,130 +252,67 @@ class TuringResults:
         return self.summary()
 
 
-def analyze_choices(
-    choices: pd.DataFrame,
-    *,
-    eps: float = 0.10,
-    delta: float = 0.05,
-    alpha: float = 0.05,
-    se: str = "clustered",
-) -> TuringResults:
-    """Analyse Phase-2 choices (a frame as :func:`read_choices` returns, or any frame with
-    ``student, question, chosen``)."""
-    check_margins(eps, delta, alpha)
-    if se not in ("clustered", "naive"):
-        raise InputError(f"--se must be 'clustered' or 'naive', got {se!r}")
-    if not any(c.startswith("is_") for c in choices.columns):
-        choices = _with_indicators(choices)
-    counts, _ = choice_counts(choices)
-    bt = batch_tests(counts, eps=eps, delta=delta, alpha=alpha)
+def _rates_table(bt: BatchTests, alpha: float) -> pd.DataFrame:
+    """Selection rates with Wilson (naive) and clustered (``bt``'s method) 1 − α intervals."""
     from statsmodels.stats.proportion import proportion_confint
 
     n = int(bt.n)
-    g = int(bt.n_students)
     rows = []
-    tq = sps.t.ppf(1 - alpha / 2, max(g - 1, 1))
     for s in SOURCES:
         p = float(bt.p[s])
-        lo, hi = proportion_confint(int(round(p * n)), n, alpha=alpha, method="wilson")
-        sc = float(bt.p_se["clustered"][s])
+        count = int(round(p * n))
+        lo, hi = proportion_confint(count, n, alpha=alpha, method="wilson")
+        est = bt.est["clustered"][f"p_{s}"]
+        clo, chi = (float(x) for x in est.bounds(alpha / 2))
+        if not np.isfinite(clo):  # no variation between students: the point itself
+            clo = chi = p
+        sn, sc = float(bt.p_se["naive"][s]), float(est.se)
         rows.append(
             {
-                "source": s,
-                "count": int(round(p * n)),
-                "p": p,
-                "ci_low": float(lo),
-                "ci_high": float(hi),
-                "se_naive": float(bt.p_se["naive"][s]),
-                "se_clustered": sc,
-                "ci_low_clustered": max(0.0, p - tq * sc),
-                "ci_high_clustered": min(1.0, p + tq * sc),
-                "design_effect": (sc / float(bt.p_se["naive"][s])) ** 2
-                if bt.p_se["naive"][s] > 0
-                else np.nan,
+                "source": s, "count": count, "p": p, "ci_low": float(lo), "ci_high": float(hi),
+                "se_naive": sn, "se_clustered": sc,
+                "ci_low_clustered": max(0.0, clo), "ci_high_clustered": min(1.0, chi),
+                "design_effect": (sc / sn) ** 2 if sn > 0 else np.nan,
             }
-        )
-    rates = pd.DataFrame(rows)
-    tests = []
-    diff_ci = {}
-    for kind in ("naive", "clustered"):
-        df_k = float(bt.df[kind])
-        se_k = float(bt.diff_se[kind])
-        t1 = sps.t.ppf(1 - alpha, df_k) if df_k > 0 else np.inf
-        diff_ci[kind] = (float(bt.diff) - t1 * se_k, float(bt.diff) + t1 * se_k)
-        tests.append(
-            {
-                "test": "McNemar p_AI = p_Human"
-                + (", exact" if kind == "naive" and bool(bt.mcnemar_exact) else "")
-                + (", Durkalski" if kind == "clustered" else "")
-                + " (reported)",
-                "se": kind,
-                "estimate": float(bt.diff),
-                "std_err": se_k,
-                "statistic": float(bt.mcnemar_stat[kind]),
-                "p_value": float(bt.mcnemar_p[kind]),
-                "reject": bool(bt.mcnemar_p[kind] < alpha),
-            }
-        )
-        tests.append(
-            {
-                "test": f"TOST |p_AI - p_Human| < {eps}",
-                "se": kind,
-                "estimate": float(bt.diff),
-                "std_err": se_k,
-                # the binding one-sided t (the side with the larger p-value)
-                "statistic": _ratio(float(bt.diff) + eps, se_k)
-                if bt.tost_p_lower[kind] >= bt.tost_p_upper[kind]
-                else _ratio(float(bt.diff) - eps, se_k),
-                "p_value": float(bt.tost_p[kind]),
-                "reject": bool(bt.tost_p[kind] < alpha),
-            }
-        )
-        for name, sign, p_beyond in (
-            (f"p_AI - p_Human > +{eps} (ai_better)", -1.0, bt.beyond_p_ai[kind]),
-            (f"p_AI - p_Human < -{eps} (human_better)", 1.0, bt.beyond_p_human[kind]),
-        ):
-            tests.append(
-                {
-                    "test": name,
-                    "se": kind,
-                    "estimate": float(bt.diff),
-                    "std_err": se_k,
-                    "statistic": _ratio(float(bt.diff) + sign * eps, se_k),
-                    "p_value": float(p_beyond),
-                    "reject": bool(p_beyond < alpha),
-                }
-            )
-        for src in ("ai", "human"):
-            sup = bt.sup[kind][src]
-            tests.append(
-                {
-                    "test": f"{'AI' if src == 'ai' else 'human'} > random + {delta}",
-                    "se": kind,
-                    "estimate": float(sup["diff"]),
-                    "std_err": float(sup["se"]),
-                    "statistic": _ratio(float(sup["diff"]) - delta, float(sup["se"])),
-                    "p_value": float(sup["p"]),
-                    "reject": bool(sup["p"] < alpha),
-                }
-            )
-            tests.append(
-                {
-                    "test": f"{'AI' if src == 'ai' else 'human'} <= random + {delta} (fail)",
-                    "se": kind,
-                    "estimate": float(sup["diff"]),
-                    "std_err": float(sup["se"]),
-                    "statistic": _ratio(float(sup["diff"]) - delta, float(sup["se"])),
-                    "p_value": float(sup["p_fail"]),
-                    "reject": bool(sup["p_fail"] < alpha),
-                }
-            )
-    tests_df = pd.DataFrame(tests)
-    a, b, c, d = (float(x) for x in bt.table)
-    table = pd.DataFrame(
-        [[a, b], [c, d]], index=["ai_yes", "ai_no"], columns=["human_yes", "human_no"]
-    )
-    verdict_map = {k: VERDICTS[int(v)] for k, v in bt.verdict.items()}
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _test_rows(bt: BatchTests, key: str, label: str) -> list[dict]:
+    """The rows of the tests table for SE kind ``key`` of ``bt``, labelled ``label``."""
+    eps, delta, alpha = bt.eps, bt.delta, bt.alpha
+    d = bt.est[key]["diff"]
+
+    def row(
+        test: str, est: MeanEstimate, theta0: float, p: float, stat: float | None = None
+    ) -> dict:
+        return {
+            "test": test, "se": label, "estimate": float(est.mean), "std_err": float(est.se),
+            "statistic": float(est.statistic(theta0)) if stat is None else stat,
+            "df": float(est.df), "p_value": float(p), "reject": bool(p < alpha),
+        }  # fmt: skip
+
+    mc = "McNemar p_AI = p_Human" + (", exact" if key == "naive" and bool(bt.mcnemar_exact) else "")
+    mc += "" if key == "naive" else ", Durkalski"
+    mc_key = "naive" if key == "naive" else "clustered"
+    rows = [
+        {**row(mc + " (reported)", d, 0.0, bt.mcnemar_p[mc_key], float(bt.mcnemar_stat[mc_key])),
+         "df": 1.0 if key != "naive" or not bool(bt.mcnemar_exact) else np.nan},
+        # the binding one-sided test (the side with the larger p-value)
+        row(f"TOST |p_AI - p_Human| < {eps}", d,
+            -eps if bt.tost_p_lower[key] >= bt.tost_p_upper[key] else eps, bt.tost_p[key]),
+        row(f"p_AI - p_Human > +{eps} (ai_better)", d, eps, bt.beyond_p_ai[key]),
+        row(f"p_AI - p_Human < -{eps} (human_better)", d, -eps, bt.beyond_p_human[key]),
+    ]  # fmt: skip
+    for src, name in (("ai", "AI"), ("human", "human")):
+        s, sup = bt.est[key][src], bt.sup[key][src]
+        rows.append(row(f"{name} > random + {delta}", s, delta, sup["p"]))
+        rows.append(row(f"{name} <= random + {delta} (fail)", s, delta, sup["p_fail"]))
+    return rows
+
+
+def _extra_tables(choices: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Position-bias table (``position`` column) and median times per chosen source."""
     extra = {}
     if "position" in choices.columns:
         extra["by_position"] = (
@@ -358,19 +326,48 @@ def analyze_choices(
         vals = pd.to_numeric(choices[col], errors="coerce")
         med = {s: float(vals[choices[f"is_{s}"]].median()) for s in SOURCES}
         extra[f"median_{col}"] = pd.DataFrame([{"source": k, "median": v} for k, v in med.items()])
-    return TuringResults(
-        eps=eps,
-        delta=delta,
-        alpha=alpha,
-        se=se,
-        n=n,
-        n_students=g,
-        rates=rates,
-        tests=tests_df,
-        table=table,
-        verdict=verdict_map[se],
-        verdicts=verdict_map,
-        diff=float(bt.diff),
-        diff_ci=diff_ci,
-        extra=extra,
+    return extra
+
+
+def analyze_choices(
+    choices: pd.DataFrame,
+    *,
+    eps: float = 0.10,
+    delta: float = 0.05,
+    alpha: float = 0.05,
+    se: str = "clustered",
+) -> TuringResults:
+    """Analyse Phase-2 choices (a frame as :func:`read_choices` returns, or any frame with
+    ``student, question, chosen``). ``se`` chooses the standard errors that decide the verdict:
+    ``"cr3"`` (= ``"clustered"``, the default), ``"cr2"``, ``"cr1"`` or ``"naive"``; all are
+    reported."""
+    check_margins(eps, delta, alpha)
+    kind = _se_kind(se)
+    if not any(c.startswith("is_") for c in choices.columns):
+        choices = _with_indicators(choices)
+    counts, _ = choice_counts(choices)
+    bts = {
+        m: batch_tests(counts, eps=eps, delta=delta, alpha=alpha, cluster_se=m) for m in CLUSTER_SE
+    }
+    # (batch, key) behind each SE kind; the naive results are the same in both batches
+    where = {
+        "naive": (bts[CLUSTER_SE[0]], "naive"),
+        **{m: (bts[m], "clustered") for m in CLUSTER_SE},
+    }
+    where["clustered"] = where[kind if kind in CLUSTER_SE else CLUSTER_SE[0]]
+    deciding = where["clustered"][0]
+    verdict_map = {k: VERDICTS[int(bt.verdict[key])] for k, (bt, key) in where.items()}
+    reasons = {k: explain(bt, key) for k, (bt, key) in where.items()}
+    diff_ci = {k: tuple(float(x) for x in bt.diff_ci[key]) for k, (bt, key) in where.items()}
+    tests = [r for k in SE_KINDS for r in _test_rows(*where[k], k)]
+    a, b, c, d = (float(x) for x in deciding.table)
+    table = pd.DataFrame(
+        [[a, b], [c, d]], index=["ai_yes", "ai_no"], columns=["human_yes", "human_no"]
     )
+    return TuringResults(
+        eps=eps, delta=delta, alpha=alpha, se=kind, n=int(deciding.n),
+        n_students=int(deciding.n_students), rates=_rates_table(deciding, alpha),
+        tests=pd.DataFrame(tests), table=table, verdict=verdict_map[kind], verdicts=verdict_map,
+        diff=float(deciding.diff), diff_ci=diff_ci, reason=reasons[kind], reasons=reasons,
+        extra=_extra_tables(choices),
+    )  # fmt: skip

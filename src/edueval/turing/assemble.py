@@ -3,20 +3,34 @@
 Inputs, joined on ``(student, question)`` (``question`` = the Phase-1 question of the tuple):
 
 * AI: ``distractors.csv`` of ``turing generate`` (``student, question, related_question,
-  related_correct, ai_distractor, status``); rows whose status is not ``ok`` are left out and
-  counted;
-* human: a CSV from the experts, ``student, question, human_distractor`` - one row for every AI
-  tuple (a missing one is an error naming the tuple);
+  related_correct, ai_distractor`` and the statuses ``generator_status, key_check, ai_status``;
+  an older file's ``status`` is read as ``ai_status``). Which tuples become MCQs, and what a
+  missing AI distractor counts as:
+
+  - no q′ (``generator_status`` not ``ok``): no MCQ, counted (``tuples_without_question``) - the
+    same for every source, since no source wrote q′;
+  - q′'s key disputed (``key_check = disagree``): no MCQ unless ``keep_disputed`` (a wrong key
+    would score a right answer as a distractor); counted (``excluded_key_disputed``). To keep
+    one after checking it by hand, correct ``related_correct`` and set ``key_check`` to
+    ``reviewed``;
+  - no usable AI distractor (``ai_status`` ``failed``, ``unparseable`` or ``invalid``): **the MCQ
+    is still shown**, with the correct answer and the human and random distractors; ``ai_missing``
+    says why, ``position_ai`` is empty, and ``turing analyze`` counts that MCQ as one where the
+    AI's distractor was not chosen (a miss: the AI's share is taken over every MCQ, not only over
+    those it answered). Dropping such tuples would drop them for both sources and inflate p_AI;
+* human: a CSV from the experts (``worksheet.csv`` of ``turing generate`` filled in), ``student,
+  question, human_distractor`` - one row for every MCQ (a missing one is an error naming it);
 * random (optional): ``student, question, random_distractor``; without it a plausible random
   distractor is made from q′'s correct answer - a nearby number (±1, ±2, ±10 in the last decimal
-  place of the answer) that differs from every other option, drawn with the run's seed.
+  place of the answer, units kept) that differs from every other option, drawn with the seed.
 
 Duplicates (the documented rule, also used by ``turing simulate``): options are compared by value
-(``0.5`` = ``1/2``). A distractor equal to the correct answer is not shown and is recorded in
-``dropped`` (that source did not produce a distractor for this student). Distractors equal to
-each other are shown once, labelled with every source that proposed them (``ai+human``); a
-student choosing it counts for each of those sources (``turing analyze`` reads ``ai+human``).
-So an MCQ has 4 options, or fewer when sources coincide.
+(:func:`~.data.same_answer`: ``0.5`` = ``1/2``, ``25 apples`` = ``25``). A distractor equal to the
+correct answer is not shown and is recorded in ``dropped`` (that source did not produce a
+distractor for this student). Distractors equal to each other are shown once, labelled with every
+source that proposed them (``ai+human``); a student choosing it counts for each of those sources
+(``turing analyze`` reads ``ai+human``). So an MCQ has 4 options, or fewer when sources coincide
+or one is missing.
 
 Order: each MCQ's options are shuffled with a generator seeded by ``seed``; ``option_1..4``,
 ``source_1..4`` and ``position_<source>`` (1-based, empty if not shown) are recorded. Chosen
@@ -34,38 +48,39 @@ import pandas as pd
 from ..io import InputError, line_of, read_table, require_columns, text_column
 from ..report import Report
 from ..runs import RunDir
-from .data import _value, same_answer
+from .data import Number, parse_number, same_answer
 
 __all__ = ["assemble_mcqs", "assemble_run", "choices_from_positions", "nearby_distractor"]
 
 _ORDER = ("correct", "ai", "human", "random")
 
 
-def _fmt(v: Fraction, like: str) -> str:
+def _fmt(v: Fraction, n: Number) -> str:
+    """``v`` written the way ``n`` was: as a fraction, with ``n``'s decimal places, or whole."""
     if v.denominator == 1:
         return str(v.numerator)
-    if "/" in like:
+    if n.fraction:
         return f"{v.numerator}/{v.denominator}"
-    return f"{float(v):.{max(1, len(like.split('.')[-1]) if '.' in like else 2)}f}"
+    return f"{float(v):.{n.places or 2}f}"
 
 
 def nearby_distractor(correct: str, taken: list[str], rng: np.random.Generator) -> str | None:
-    """A plausible random distractor: a number near ``correct`` equal to none of ``taken``."""
-    v = _value(correct)
-    if v is None:
+    """A plausible random distractor: ``correct`` with its number moved by ±1, ±2 or ±10 units of
+    its last written place (``1/den`` for a fraction), units and signs around it kept (``25
+    apples`` -> ``26 apples``), equal to none of ``taken``; ``None`` for a non-numeric answer."""
+    n = parse_number(correct)
+    if n is None:
         return None
-    text = correct.strip().lstrip("$").rstrip("%")
-    if "/" in text:
-        unit = Fraction(1, v.denominator)
-    elif "." in text:
-        unit = Fraction(1, 10 ** len(text.split(".")[-1]))
+    if n.fraction:
+        unit = Fraction(1, n.value.denominator)
+    elif n.places:
+        unit = Fraction(1, 10**n.places)
     else:
         unit = Fraction(1)
-    prefix = "$" if correct.strip().startswith("$") else ""
-    suffix = "%" if correct.strip().endswith("%") else ""
+    start, end = n.span
     cands = []
     for s in (1, -1, 2, -2, 10, -10):
-        txt = prefix + _fmt(v + s * unit, text) + suffix
+        txt = correct[:start] + _fmt(n.value + s * unit, n) + correct[end:]
         if not any(same_answer(txt, t) for t in [correct, *taken]):
             cands.append(txt)
     return cands[int(rng.integers(len(cands)))] if cands else None
@@ -86,31 +101,92 @@ def _read(path: Path, cols: list[str], what: str) -> pd.DataFrame:
     return df
 
 
+def _filled(value) -> bool:
+    """A worksheet cell the expert filled in (rows of excluded tuples may stay empty)."""
+    return not pd.isna(value) and bool(str(value).strip())
+
+
+def _statuses(ai: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """``(generator_status, key_check, ai_status)`` of every AI row (older files lack some)."""
+
+    def col(name: str, default: str) -> pd.Series:
+        if name in ai.columns:
+            return ai[name].fillna("").astype(str).str.strip()
+        return pd.Series(default, index=ai.index)
+
+    ai_status = col("ai_status", "") if "ai_status" in ai.columns else col("status", "ok")
+    return col("generator_status", "ok"), col("key_check", ""), ai_status
+
+
+def _options(
+    correct: str, proposals: dict[str, str]
+) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """The MCQ's options ``(text, sources)`` (equal distractors merged) and the sources whose
+    distractor equals the correct answer (not shown)."""
+    options: list[tuple[str, list[str]]] = [(correct, ["correct"])]
+    equal_to_correct = []
+    for src in ("ai", "human", "random"):
+        if src not in proposals:
+            continue
+        text = proposals[src]
+        if same_answer(text, correct):
+            equal_to_correct.append(src)
+            continue
+        for opt in options[1:]:
+            if same_answer(opt[0], text):
+                opt[1].append(src)
+                break
+        else:
+            options.append((text, [src]))
+    return options, equal_to_correct
+
+
+def _mcq_row(r, options, order) -> dict:
+    row = {"student": r.student, "question": r.question, "related_question": r.related_question}
+    pos_of = dict.fromkeys(_ORDER, None)
+    for i in range(4):
+        if i < len(order):
+            text, srcs = options[order[i]]
+            row[f"option_{i + 1}"] = text
+            row[f"source_{i + 1}"] = "+".join(srcs)
+            for s in srcs:
+                pos_of[s] = i + 1
+        else:
+            row[f"option_{i + 1}"] = ""
+            row[f"source_{i + 1}"] = ""
+    for s in _ORDER:
+        row[f"position_{s}"] = pos_of[s]
+    row["n_options"] = len(options)
+    return row
+
+
 def assemble_mcqs(
     ai: pd.DataFrame,
     human: pd.DataFrame,
     random: pd.DataFrame | None,
     *,
     seed: int,
+    keep_disputed: bool = False,
 ) -> tuple[pd.DataFrame, dict]:
-    """The MCQ table and counts (see the module docstring). ``ai`` rows with a non-``ok`` status
-    are skipped."""
+    """The MCQ table and counts (see the module docstring for which tuples become MCQs and what
+    a missing AI distractor counts as)."""
     rng = np.random.default_rng(seed)
-    if "status" in ai.columns:
-        ok = ai["status"].astype(str) == "ok"
-        skipped = int((~ok).sum())
-        ai = ai[ok]
-    else:
-        skipped = 0
-    if ai.empty:
+    gen_status, checks, ai_status = _statuses(ai)
+    has_q = gen_status == "ok"
+    disputed = has_q & (checks == "disagree")
+    use = has_q & (keep_disputed | ~disputed)
+    if not use.any():
         raise InputError(
-            "no usable AI distractors (no row with status 'ok')", file=ai.attrs.get("file")
+            "no tuple with a usable question q' (generator_status 'ok' and, unless "
+            "--keep-disputed, a key the check did not dispute)",
+            file=ai.attrs.get("file"),
         )
-    hmap = {(r.student, r.question): r for r in human.itertuples()}
+    hmap = {(r.student, r.question): r for r in human.itertuples() if _filled(r.human_distractor)}
     rmap = {(r.student, r.question): r for r in random.itertuples()} if random is not None else {}
-    rows = []
-    dropped = []
-    for r in ai.itertuples():
+    rows, dropped = [], []
+    for i, r in enumerate(ai.itertuples()):
+        if not use.iloc[i]:
+            continue
         key = (r.student, r.question)
         h = hmap.get(key)
         if h is None:
@@ -119,7 +195,15 @@ def assemble_mcqs(
                 file=human.attrs.get("file"),
             )
         correct = str(r.related_correct).strip()
-        proposals = {"ai": str(r.ai_distractor).strip(), "human": str(h.human_distractor).strip()}
+        proposals = {"human": str(h.human_distractor).strip()}
+        missing = "" if ai_status.iloc[i] == "ok" else (ai_status.iloc[i] or "missing")
+        if not missing and not _filled(r.ai_distractor):
+            missing = "empty"
+        if missing:
+            dropped.append({"student": r.student, "question": r.question, "source": "ai",
+                            "reason": f"no AI distractor ({missing}): counted as not chosen"})  # fmt: skip
+        else:
+            proposals["ai"] = str(r.ai_distractor).strip()
         if key in rmap:
             proposals["random"] = str(rmap[key].random_distractor).strip()
         else:
@@ -130,46 +214,33 @@ def assemble_mcqs(
                     f"(student {r.student!r}, question {r.question!r}); pass --random FILE"
                 )
             proposals["random"] = rd
-        options: list[tuple[str, list[str]]] = [(correct, ["correct"])]
-        for src in ("ai", "human", "random"):
-            text = proposals[src]
-            if same_answer(text, correct):
-                dropped.append({"student": r.student, "question": r.question, "source": src})
-                continue
-            for opt in options[1:]:
-                if same_answer(opt[0], text):
-                    opt[1].append(src)
-                    break
-            else:
-                options.append((text, [src]))
-        order = rng.permutation(len(options))
-        row = {"student": r.student, "question": r.question, "related_question": r.related_question}
-        pos_of = dict.fromkeys(_ORDER, None)
-        for i in range(4):
-            if i < len(order):
-                text, srcs = options[order[i]]
-                row[f"option_{i + 1}"] = text
-                row[f"source_{i + 1}"] = "+".join(srcs)
-                for s in srcs:
-                    pos_of[s] = i + 1
-            else:
-                row[f"option_{i + 1}"] = ""
-                row[f"source_{i + 1}"] = ""
-        for s in _ORDER:
-            row[f"position_{s}"] = pos_of[s]
-        row["n_options"] = len(options)
+        options, equal = _options(correct, proposals)
+        dropped += [{"student": r.student, "question": r.question, "source": src,
+                     "reason": "equal to the correct answer"} for src in equal]  # fmt: skip
+        row = _mcq_row(r, options, rng.permutation(len(options)))
+        row["key_check"] = checks.iloc[i]
+        row["ai_missing"] = missing
         rows.append(row)
-    extra = set(hmap) - set(zip(ai["student"], ai["question"], strict=True))
     table = pd.DataFrame(rows)
+    used = set(zip(table["student"], table["question"], strict=True))
+    n_equal = sum(d["reason"] == "equal to the correct answer" for d in dropped)
     stats = {
         "n_mcqs": len(table),
         "n_students": int(table["student"].nunique()),
-        "ai_rows_skipped": skipped,
-        "dropped_equal_to_correct": len(dropped),
+        "mcqs_without_ai": int((table["ai_missing"] != "").sum()),
+        "ai_missing_by_status": {
+            k: int(v)
+            for k, v in table.loc[table["ai_missing"] != "", "ai_missing"].value_counts().items()
+        },
+        "tuples_without_question": int((~has_q).sum()),
+        "excluded_key_disputed": 0 if keep_disputed else int(disputed.sum()),
+        "kept_key_disputed": int(disputed.sum()) if keep_disputed else 0,
+        "dropped_equal_to_correct": n_equal,
         "shared_options": int((table["n_options"] < 4).sum()),
-        "human_rows_without_ai": len(extra),
+        "human_rows_without_ai": len(set(hmap) - used),
     }
-    return table, {"stats": stats, "dropped": pd.DataFrame(dropped)}
+    dropped_df = pd.DataFrame(dropped, columns=["student", "question", "source", "reason"])
+    return table, {"stats": stats, "dropped": dropped_df}
 
 
 def choices_from_positions(mcqs: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
@@ -202,11 +273,12 @@ def assemble_run(
     *,
     random_path: Path | None = None,
     seed: int = 0,
+    keep_disputed: bool = False,
 ) -> dict:
+    """``turing assemble``: ``mcqs.csv`` (and ``dropped.csv``) from the three sources' files."""
     ai = _read(ai_path, ["student", "question", "related_question", "related_correct",
                          "ai_distractor"], "AI distractors from turing generate")  # fmt: skip
     human = _read(human_path, ["student", "question", "human_distractor"], "human distractors")
-    text_column(human, "human_distractor")
     rnd = None
     if random_path is not None:
         rnd = _read(random_path, ["student", "question", "random_distractor"], "random distractors")
@@ -214,15 +286,21 @@ def assemble_run(
     inputs = {"ai": ai_path, "human": human_path}
     if random_path is not None:
         inputs["random"] = random_path
-    run = RunDir(out, command="turing assemble", params={}, seed=seed, inputs=inputs)
-    table, info = assemble_mcqs(ai, human, rnd, seed=seed)
+    run = RunDir(out, command="turing assemble", params={"keep_disputed": keep_disputed},
+                 seed=seed, inputs=inputs)  # fmt: skip
+    table, info = assemble_mcqs(ai, human, rnd, seed=seed, keep_disputed=keep_disputed)
     run.table("mcqs", table)
     if len(info["dropped"]):
         run.table("dropped", info["dropped"])
     rep = Report("Imitation game: Phase-2 MCQs", f"{len(table)} MCQs, seed {seed}")
-    rep.section("Counts").table(pd.DataFrame([info["stats"]])).text(
+    counts = {k: v for k, v in info["stats"].items() if not isinstance(v, dict)}
+    rep.section("Counts").table(pd.DataFrame([counts])).text(
         "Duplicated distractors are shown once and credited to every source that proposed them; "
-        "a distractor equal to the correct answer is not shown."
+        "a distractor equal to the correct answer is not shown. An MCQ whose AI distractor is "
+        "missing (mcqs_without_ai) is shown with the other distractors and counts in turing "
+        "analyze as one where the AI's distractor was not chosen. Tuples without a question q' "
+        "and, unless --keep-disputed, those whose key the check disputed are not shown (the same "
+        "for every source: the generator, not a source, wrote q')."
     )
     pos = table[[f"position_{s}" for s in _ORDER]].apply(lambda c: c.value_counts()).fillna(0)
     rep.section("Positions (balance check)").table(pos.reset_index(names="position"))

@@ -26,6 +26,7 @@ from .power import (
     verdict_convergence,
 )
 from .simulate import AIS, SimConfig, simulate_study
+from .stats import CLUSTER_SE
 
 _VERDICT_COLORS = {
     "draw": "#2ca02c",
@@ -39,11 +40,13 @@ __all__ = ["analyze_run", "coverage_run", "power_run", "simulate_run", "type1_ta
 
 _DECISION_RULE = (
     "Decision rule, from the paper's question (is the AI within eps of the expert?), read off the "
-    "1 - 2 alpha confidence interval [L, U] of d = p_AI - p_Human (student-clustered SE, t with "
-    "G - 1 df) and checked in this order: draw = -eps < L and U < +eps (TOST) AND both beat random "
+    "1 - 2 alpha confidence interval [L, U] of d = p_AI - p_Human (student-clustered SE: by "
+    "default CR3 (jackknife) with Bell-McCaffrey df and Hall's skewness correction, --se cr2 for "
+    "CR2 with the same, --se cr1 for CR1 with G - 1 df) and checked in this order: draw = -eps < L and U < +eps (TOST) AND both beat random "
     "by delta; ai_better = L > +eps AND the AI beats random by delta; human_better = U < -eps AND "
     "the human beats random by delta; both_fail = for both, the one-sided test shows p_S - p_R < "
-    "delta; otherwise (the CI straddles +-eps, fewer than 5 students, a zero SE) inconclusive. "
+    "delta; otherwise (the CI straddles +-eps, fewer than 5 students, no variation between "
+    "students) inconclusive. "
     "At |d| = eps exactly no verdict is reached in more than alpha of studies; as students grow, "
     "|d| < eps ends in draw and |d| > eps in the better one's verdict. McNemar's test of d = 0 is "
     "reported beside the verdict but does not decide. Pairing: each MCQ is one pair (chose an AI "
@@ -56,7 +59,7 @@ _RULE_TABLE = pd.DataFrame(
         ("ai_better", "L > +eps", "the AI beats random + delta"),
         ("human_better", "U < -eps", "the human beats random + delta"),
         ("both_fail", "(any)", "both shown below random + delta"),
-        ("inconclusive", "otherwise (straddles +-eps)", "or < 5 students, or a zero SE"),
+        ("inconclusive", "otherwise (straddles +-eps)", "or < 5 students, or no variation"),
     ],
     columns=["verdict", "1 - 2 alpha CI [L, U] of p_AI - p_Human", "and"],
 )
@@ -69,7 +72,7 @@ def analyze_run(
     eps: float = 0.10,
     delta: float = 0.05,
     alpha: float = 0.05,
-    se: str = "clustered",
+    se: str = "cr3",
     phase1_path: Path | None = None,
 ) -> dict:
     check_margins(eps, delta, alpha)
@@ -96,10 +99,13 @@ def analyze_run(
         "Imitation game: analysis", f"{choices_path}: {res.n} MCQs, {res.n_students} students"
     )
     ci = res.diff_ci[se]
+    others = "; ".join(
+        f"with {k}: {v}" for k, v in res.verdicts.items() if k not in (res.se, "clustered")
+    )
     rep.section("Verdict").text(
-        f"Verdict with {se} standard errors: {res.verdict}. With naive standard errors: "
-        f"{res.verdicts['naive']}. p_AI - p_Human = {res.diff:+.4f}, "
-        f"{100 * (1 - 2 * alpha):.0f}% CI [{ci[0]:+.4f}, {ci[1]:+.4f}] against eps = {eps}.",
+        f"Verdict with {res.se} standard errors: {res.verdict} - {res.reason}. {others}. "
+        f"p_AI - p_Human = {res.diff:+.4f}, {100 * (1 - 2 * alpha):.0f}% CI "
+        f"[{ci[0]:+.4f}, {ci[1]:+.4f}] against eps = {eps}.",
         _DECISION_RULE,
     ).table(_RULE_TABLE, caption="decision rule")
     rep.section("Selection rates").table(res.rates)
@@ -135,15 +141,16 @@ def type1_table(
     seed: int = 0,
     rates: Rates | None = None,
     executor=None,
+    se: str = "cr3",
 ) -> pd.DataFrame:
     """Share of ``draw`` when the truth is exactly |p_AI − p_Human| = ε (the boundary of the
-    equivalence null), clustered vs naive SEs, with the Monte-Carlo bound α + 2·MC-SE."""
+    equivalence null), clustered (``se``) vs naive SEs, with the Monte-Carlo bound α + 2·MC-SE."""
     base = rates or Rates(0.30, 0.30, 0.10)
     r = Rates(base.ai + eps / 2, base.human - eps / 2, base.random)
     sims = map_power(
         [
             dict(rates=r, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho,
-                 reps=reps, seed=seed + 1000 + i)
+                 reps=reps, seed=seed + 1000 + i, se=se)
             for i, rho in enumerate(rho_values)
         ],
         executor,
@@ -156,6 +163,7 @@ def type1_table(
                 "design_effect": design_effect(m, rho),
                 "p_ai": r.ai,
                 "p_human": r.human,
+                "clustered_se": se,
                 "draw_rate_clustered": sim["clustered"]["draw"],
                 "draw_rate_naive": sim["naive"]["draw"],
                 "nominal_alpha": alpha,
@@ -193,19 +201,20 @@ def power_run(
     seed: int = 0,
     log=None,
     executor=None,
+    se: str = "cr3",
 ) -> dict:
     for e in eps_values:
         check_margins(e, min(delta_values), alpha)
+    if se not in CLUSTER_SE:
+        raise InputError(f"--se must be one of {', '.join(CLUSTER_SE)}, got {se!r}")
     try:
         rates.vector()
     except ValueError as exc:
-        from ..io import InputError
-
         raise InputError(str(exc)) from None
     params = {
         "p_ai": rates.ai, "p_human": rates.human, "p_random": rates.random,
         "eps": eps_values, "delta": delta_values, "rho": rho_values, "n_students": n_students,
-        "m": m, "alpha": alpha, "power": power, "reps": reps,
+        "m": m, "alpha": alpha, "power": power, "reps": reps, "se": se,
     }  # fmt: skip
     if executor is not None:
         params["executor"] = executor.describe()
@@ -214,7 +223,7 @@ def power_run(
     table = power_table(
         eps_values=eps_values, delta_values=delta_values, rho_values=rho_values, rates=rates,
         n_students=n_students, m=m, alpha=alpha, power=power, reps=reps, seed=seed,
-        executor=executor,
+        executor=executor, se=se,
     )  # fmt: skip
     run.table("power_table", table)
     # power curves: draw power vs students at m, per rho (first eps, first delta)
@@ -232,7 +241,7 @@ def power_run(
     sims = map_power(
         [
             dict(rates=rates, n_students=g, m=m, eps=eps0, delta=delta0, alpha=alpha, rho=rho,
-                 reps=max(100, reps // 2), seed=seed + 500 + 17 * i + g)
+                 reps=max(100, reps // 2), seed=seed + 500 + 17 * i + g, se=se)
             for i, rho, g in points
         ],
         executor,
@@ -248,7 +257,7 @@ def power_run(
     run.table("power_curves", curves)
     t1 = type1_table(
         rho_values=rho_values, n_students=n_students, m=m, eps=eps0, delta=delta0, alpha=alpha,
-        reps=max(reps, 1000), seed=seed, rates=rates, executor=executor,
+        reps=max(reps, 1000), seed=seed, rates=rates, executor=executor, se=se,
     )  # fmt: skip
     run.table("type1", t1)
     ss = sample_size(rates, eps=eps0, delta=delta0, alpha=alpha, power=power, rho=0.0, m=m)
@@ -291,7 +300,7 @@ def power_run(
     rep.section("Type-I error of 'draw' (naive vs clustered SEs)").text(
         f"Truth exactly on the equivalence boundary: p_AI - p_Human = eps = {eps0}. A valid test "
         "declares draw in at most alpha of studies. Naive SEs ignore that each student answers "
-        f"{m} MCQs and over-declare draws as rho grows; clustered SEs stay at alpha."
+        f"{m} MCQs and over-declare draws as rho grows; clustered ({se}) SEs stay at alpha."
     ).table(t1, digits=4).figure(_type1_figure(t1))
     results = {
         "sample_size_rho0": ss,
@@ -377,7 +386,7 @@ def _convergence(cfg: SimConfig, sizes: list[int], executor=None) -> pd.DataFram
     gaps = [round(0.9 * cfg.eps, 10), cfg.eps, round(2 * cfg.eps, 10)]
     return verdict_convergence(
         gaps=gaps, sizes=sizes, m=cfg.n_questions, eps=cfg.eps, delta=cfg.delta,
-        alpha=cfg.alpha, rho=0.02, reps=cfg.reps, seed=cfg.seed, executor=executor,
+        alpha=cfg.alpha, rho=0.02, reps=cfg.reps, seed=cfg.seed, executor=executor, se=cfg.se,
     )  # fmt: skip
 
 
@@ -407,7 +416,7 @@ def _convergence_section(rep: Report, conv: pd.DataFrame, cfg: SimConfig) -> Non
         "Fixed truths with the human ahead by a gap below, at and above eps = "
         f"{cfg.eps} (p_Human = 0.25, p_AI = 0.25 - gap, p_random = 0.05; Dirichlet-multinomial "
         f"students with intra-student correlation 0.02, {cfg.n_questions} MCQs each, "
-        f"{cfg.reps} simulated studies per cell, clustered SEs). The right limits: gap < eps -> "
+        f"{cfg.reps} simulated studies per cell, {cfg.se} SEs). The right limits: gap < eps -> "
         "draw, gap > eps -> human_better, gap = eps -> neither (each at most alpha at every "
         "size). mcnemar_rejects is the reported point-null test: it rejects more and more often "
         "for any gap other than 0, which is why it cannot decide a within-eps question.",
@@ -513,7 +522,7 @@ def simulation_results(
     t1 = type1_table(
         rho_values=rhos, n_students=cfg.n_students, m=cfg.n_questions, eps=cfg.eps,
         delta=cfg.delta, alpha=cfg.alpha, reps=max(1000, cfg.reps), seed=cfg.seed,
-        executor=executor,
+        executor=executor, se=cfg.se,
     )  # fmt: skip
     conv = _convergence(cfg, conv_sizes, executor)
     res = SimulationResults(cfg, grid, p_rules, main, by_acc, cons, t1, conv, seconds_main)

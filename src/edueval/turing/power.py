@@ -41,7 +41,9 @@ from scipy import stats as sps
 from .stats import FIELDS, MIN_STUDENTS, VERDICTS, batch_tests
 
 __all__ = [
+    "DESIGNS",
     "Rates",
+    "design_counts",
     "design_effect",
     "power_normal",
     "power_table",
@@ -166,6 +168,88 @@ def simulate_counts(
     return counts
 
 
+#: the generators of the validity study (benchmarks/turing_validity.py), see :func:`design_counts`
+DESIGNS = ("homogeneous", "preference", "lengths", "shared")
+
+
+def _design_diffs(
+    rng: np.random.Generator, shape: tuple[int, int], design: str, diff: float, share: float,
+    shift: float,
+) -> np.ndarray:  # fmt: skip
+    """Each student's ``p_AI − p_Human``: ``diff`` for everyone (homogeneous), else a share
+    ``share`` of students preferring the AI (``diff + (1 − share)·shift``), the rest
+    ``diff − share·shift``: mean ``diff``."""
+    if design == "homogeneous":
+        return np.full(shape, float(diff))
+    pref = rng.random(shape) < share
+    return np.where(pref, diff + (1 - share) * shift, diff - share * shift)
+
+
+def design_counts(
+    rng: np.random.Generator,
+    reps: int,
+    n_students: int,
+    design: str,
+    *,
+    diff: float,
+    m: int = 25,
+    share: float = 0.2,
+    shift: float = 0.4,
+    ai_plus_human: float = 0.5,
+    random: float = 0.05,
+    lengths: tuple[int, int] = (5, 45),
+    bank: int = 40,
+    spread: float = 0.08,
+    return_diffs: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Per-student counts ``[reps, G, 8]`` from one of :data:`DESIGNS`, with expected
+    ``p_AI − p_Human = diff`` exactly (the truth a validity check puts on the margin ±ε).
+
+    Every student has ``p_AI + p_Human = ai_plus_human``, ``p_random = random`` and their own
+    ``d_g = p_AI − p_Human`` (:func:`_design_diffs`):
+
+    * ``homogeneous``: every student alike, ``m`` multinomial answers each;
+    * ``preference``: 20% (``share``) of the students strongly prefer the AI's distractor (``d_g``
+      ``shift`` = 0.4 above the others'): skewed contributions, design effect ≈ 2.4 at m = 25;
+    * ``lengths``: ``preference`` with sheet lengths uniform on ``lengths`` (5-45, mean 25),
+      independent of the preference;
+    * ``shared``: ``preference`` with question effects: a bank of ``bank`` questions per study,
+      question ``q`` moving ``d`` by ``e_q ~ U(−spread, spread)`` (centred on the bank), each
+      student answering ``m`` of them drawn without replacement.
+
+    ``return_diffs``: also each student's own ``d_g`` ``[reps, G]`` (who prefers the AI)."""
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
+    shape = (reps, n_students)
+    d_g = _design_diffs(rng, shape, design, diff, share, shift)
+    extra = spread if design == "shared" else 0.0
+    if np.abs(d_g).max() + extra > ai_plus_human or ai_plus_human + random > 1:
+        raise ValueError("rates outside [0, 1]: lower diff, shift or spread")
+    if design == "lengths":
+        n = rng.integers(lengths[0], lengths[1] + 1, size=shape)
+    else:
+        n = np.full(shape, m)
+    counts = np.zeros((*shape, len(FIELDS)))
+    counts[..., 0] = n
+    if design != "shared":
+        p = np.stack([1 - ai_plus_human - random + 0 * d_g, (ai_plus_human + d_g) / 2,
+                      (ai_plus_human - d_g) / 2, random + 0 * d_g], axis=-1)  # fmt: skip
+        counts[..., 1:5] = rng.multinomial(n, p)
+        return (counts, d_g) if return_diffs else counts
+    e = rng.uniform(-spread, spread, size=(reps, bank))
+    e -= e.mean(axis=-1, keepdims=True)
+    order = rng.permuted(np.broadcast_to(np.arange(bank), (*shape, bank)), axis=-1)[..., :m]
+    d_q = d_g[..., None] + np.take_along_axis(e[:, None, :], order, axis=-1)  # [reps, G, m]
+    p_ai = (ai_plus_human + d_q) / 2
+    u = rng.random(d_q.shape)
+    a = u < p_ai
+    h = (u >= p_ai) & (u < ai_plus_human)
+    r = (u >= ai_plus_human) & (u < ai_plus_human + random)
+    counts[..., 2], counts[..., 3], counts[..., 4] = a.sum(-1), h.sum(-1), r.sum(-1)
+    counts[..., 1] = m - counts[..., 2:5].sum(-1)
+    return (counts, d_g) if return_diffs else counts
+
+
 def simulate_power(
     rates: Rates,
     *,
@@ -178,16 +262,19 @@ def simulate_power(
     reps: int = 1000,
     seed: int = 0,
     chunk: int = 500,
+    se: str = "cr3",
 ) -> dict[str, dict[str, float]]:
-    """Share of simulated studies ending in each verdict, for clustered and naive SEs."""
+    """Share of simulated studies ending in each verdict, for clustered (``se``: ``"cr3"``,
+    ``"cr2"`` or ``"cr1"``) and naive SEs."""
     rng = np.random.default_rng(seed)
     tallies = {k: np.zeros(len(VERDICTS)) for k in ("clustered", "naive")}
     done = 0
     while done < reps:
         b = min(chunk, reps - done)
         bt = batch_tests(
-            simulate_counts(rng, b, n_students, m, rates, rho), eps=eps, delta=delta, alpha=alpha
-        )
+            simulate_counts(rng, b, n_students, m, rates, rho), eps=eps, delta=delta, alpha=alpha,
+            cluster_se=se,
+        )  # fmt: skip
         for k in tallies:
             tallies[k] += np.bincount(bt.verdict[k], minlength=len(VERDICTS))
         done += b
@@ -220,14 +307,16 @@ def power_table(
     reps: int = 500,
     seed: int = 0,
     executor=None,
+    se: str = "cr3",
 ) -> pd.DataFrame:
     """For every (ε, δ, ρ): closed-form sample sizes and the simulated share of draws at
-    ``n_students × m`` (clustered and naive SEs) next to the normal approximation."""
+    ``n_students × m`` (clustered SEs of kind ``se``, and naive) next to the normal
+    approximation."""
     cells = list(itertools.product(eps_values, delta_values, rho_values))
     sims = map_power(
         [
             dict(rates=rates, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha,
-                 rho=rho, reps=reps, seed=seed + i)
+                 rho=rho, reps=reps, seed=seed + i, se=se)
             for i, (eps, delta, rho) in enumerate(cells)
         ],
         executor,
@@ -274,9 +363,11 @@ def verdict_convergence(
     human: float = 0.25,
     random: float = 0.05,
     executor=None,
+    se: str = "cr3",
 ) -> pd.DataFrame:
-    """Share of simulated studies ending in each verdict (clustered SEs) as the number of
-    students grows, for fixed truths ``p_Human − p_AI = gap`` (:func:`gap_rates`): the decision
+    """Share of simulated studies ending in each verdict (clustered SEs of kind ``se``) as the
+    number of students grows, for fixed truths ``p_Human − p_AI = gap`` (:func:`gap_rates`): the
+    decision
     rule's limit should be ``draw`` for ``gap < ε``, ``human_better`` for ``gap > ε`` and neither
     (each at most α) for ``gap = ε``. ``mcnemar_rejects`` is the share in which the reported
     point-null test (d = 0) rejects - which tends to 1 for any gap ≠ 0, and so cannot decide."""
@@ -284,7 +375,18 @@ def verdict_convergence(
 
     cells = list(itertools.product(gaps, sizes))
     tasks = [
-        (gap_rates(gap, human=human, random=random), g, m, eps, delta, alpha, rho, reps, [seed, i])
+        (
+            gap_rates(gap, human=human, random=random),
+            g,
+            m,
+            eps,
+            delta,
+            alpha,
+            rho,
+            reps,
+            [seed, i],
+            se,
+        )
         for i, (gap, g) in enumerate(cells)
     ]
     done = (executor or InProcess()).map(_convergence_cell, tasks)
@@ -298,7 +400,7 @@ def verdict_convergence(
 
 def _convergence_cell(
     rates: Rates, g: int, m: int, eps: float, delta: float, alpha: float, rho: float, reps: int,
-    seed: list[int],
+    seed: list[int], se: str = "cr3",
 ) -> tuple[np.ndarray, float]:  # fmt: skip
     """One (gap, size) task of :func:`verdict_convergence`: clustered verdict tally and the
     number of point-null rejections."""
@@ -309,8 +411,9 @@ def _convergence_cell(
     while done < reps:
         b = min(max(1, 200_000 // max(g, 1)), reps - done)
         bt = batch_tests(
-            simulate_counts(rng, b, g, m, rates, rho), eps=eps, delta=delta, alpha=alpha
-        )
+            simulate_counts(rng, b, g, m, rates, rho), eps=eps, delta=delta, alpha=alpha,
+            cluster_se=se,
+        )  # fmt: skip
         tally += np.bincount(bt.verdict["clustered"], minlength=len(VERDICTS))
         rejects += float((bt.mcnemar_p["clustered"] < alpha).sum())
         done += b

@@ -39,7 +39,8 @@ otherwise correct with ``σ(a(θ − b))``, otherwise a uniform guess among the 
 
 Vectorised: the bank is built once; every replication's students, tuples and choices are numpy
 arrays ``[replication, student, question]``; per-student counts go through the batched tests of
-:mod:`edueval.turing.stats`. All AIs are evaluated on the same students and tuples (common random
+:mod:`edueval.turing.stats` (``SimConfig.se`` picks the student-clustered SE: ``cr3``, the
+default, ``cr2`` or ``cr1``). All AIs are evaluated on the same students and tuples (common random
 numbers), each against the same human.
 """
 
@@ -60,7 +61,7 @@ from ..misconceptions import (
     sample_problem,
     slip_answer,
 )
-from .stats import FIELDS, VERDICTS, batch_tests
+from .stats import CLUSTER_SE, FIELDS, VERDICTS, batch_tests
 
 __all__ = [
     "AIS",
@@ -119,6 +120,8 @@ class SimConfig:
     frequencies: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_FREQUENCIES))
     seed: int = 0
     chunk: int = 50
+    #: the student-clustered SE of the "clustered" verdicts (:data:`~.stats.CLUSTER_SE`)
+    se: str = "cr3"
 
     def check(self) -> None:
         from ..io import InputError
@@ -138,6 +141,8 @@ class SimConfig:
                 raise InputError(f"frequency of {r!r} must be in [0, 1], got {f}")
         if not any(f > 0 for f in self.frequencies.values()):
             raise InputError("at least one mal-rule needs a positive frequency")
+        if self.se not in CLUSTER_SE:
+            raise InputError(f"--se must be one of {', '.join(CLUSTER_SE)}, got {self.se!r}")
 
 
 @dataclass
@@ -339,7 +344,9 @@ def _chunk_task(bank: Bank, cfg: SimConfig, seed: int, reps: int, g: int, exampl
     res, tup = _chunk(np.random.default_rng(seed), bank, cfg, reps, g)
     tallies, psum = {}, {}
     for a in AIS:
-        bt = batch_tests(res[a]["counts"], eps=cfg.eps, delta=cfg.delta, alpha=cfg.alpha)
+        bt = batch_tests(
+            res[a]["counts"], eps=cfg.eps, delta=cfg.delta, alpha=cfg.alpha, cluster_se=cfg.se
+        )
         tallies[a] = {
             kind: np.bincount(bt.verdict[kind], minlength=len(VERDICTS))
             for kind in ("clustered", "naive")

@@ -18,15 +18,48 @@ observed on the same MCQ by the same student. The 2×2 table counts the MCQs by 
 both (only possible for a shared option), ``b`` AI only, ``c`` human only, ``d`` neither. The
 paired difference ``d_i = x_i − y_i`` has mean ``p̂_AI − p̂_Human``.
 
-Standard errors of a mean of per-MCQ scores ``z_i`` (proportions and paired differences):
+Standard errors of a mean ``z̄ = Σ_g Z_g / N`` of per-MCQ scores ``z_i`` (proportions and paired
+differences; ``Z_g`` student ``g``'s sum, ``n_g`` their MCQs, ``E_g = Z_g − n_g z̄``):
 
-* *naive*: rows independent, ``SE² = s²/N`` with ``s²`` the sample variance (ddof 1), ``t`` with
+* ``naive``: rows independent, ``SE² = s²/N`` with ``s²`` the sample variance (ddof 1), ``t`` with
   ``N − 1`` df - exactly statsmodels' ``ttost_paired`` / scipy's one-sample t;
-* *clustered* by student (CR1, Liang & Zeger 1986): ``SE² = G/(G−1) · Σ_g (Z_g − n_g z̄)² / N²``
-  with ``Z_g`` the student's sum, ``t`` with ``G − 1`` df. Equal to statsmodels
-  ``OLS(z, 1).fit(cov_type="cluster")`` (whose small-sample factor is ``G/(G−1)·(N−1)/(N−K)`` =
-  ``G/(G−1)`` for ``K = 1``). Students answer ~25 MCQs each, so their answers are not
-  independent; the naive SE is then too small by about ``√(1 + (m−1)ρ)``.
+* ``cr1`` (Liang & Zeger 1986): ``SE² = G/(G−1) · Σ_g E_g² / N²``, ``t`` with ``G − 1`` df; equal to
+  statsmodels ``OLS(z, 1).fit(cov_type="cluster")``. The previous default. Its one-sided tests
+  are not valid when students' contributions are skewed (20% of students strongly preferring
+  one source): at the margin ``|d| = ε`` it declares ``draw`` in up to 7.6% of studies (20
+  students, sheets of 5-45 MCQs) where α = 5%, above α + 2 Monte-Carlo SEs in 11 of 56 cells of
+  benchmarks/turing_validity.py, and still 5.5-5.8% at 160 students;
+* ``cr2``: the bias-reduced linearisation of Bell & McCaffrey (2002),
+  ``SE² = Σ_g E_g² / (1 − h_g) / N²`` with leverage ``h_g = n_g/N`` (for the intercept-only model
+  ``(I − H_gg)^{-1/2}`` scales student ``g``'s residual sum by ``(1 − h_g)^{-1/2}``); ``t`` with
+  Bell-McCaffrey degrees of freedom ``ν = (tr M)² / tr M²``, ``M = G'G`` (Imbens & Kolesár 2016,
+  eq. 8, working model Ω = I), in closed form :func:`bm_df` (``G − 1`` when every student answered
+  as many MCQs; smaller when sheet lengths differ); and Hall's (1992, JRSS-B 54:221) skewness
+  correction of the studentised statistic, :func:`hall`. With equal sheet lengths CR2 and its df
+  are exactly CR1's, so what makes the one-sided tests valid under skew is Hall's term: the
+  skewness ``γ̂`` of the residual sums ``E_g`` (adjusted Fisher-Pearson) enters as
+  ``T = t + a t² + a² t³/3 + a/2`` with ``a = γ̂ / (3 √G)``, a monotone map whose inverse gives the
+  (asymmetric) confidence bounds. The default before CR3: ``draw`` at ``|d| = ε`` within α + 2 MC
+  SEs in 55 of 56 cells of benchmarks/turing_validity.py; the exception, 20 students with sheets
+  of 5-45 MCQs and a 20% preferring minority, is 5.9% (80,000 studies; CR1 7.7%);
+* ``cr3`` (the default): Bell & McCaffrey's (2002) CR3, ``A_g = (I − H_gg)^{-1}``, i.e.
+  ``SE² = Σ_g E_g² / (1 − h_g)² / N²`` - for a mean exactly the leave-one-student-out jackknife
+  ``Σ_g (z̄_(g) − z̄)²``, since ``z̄_(g) − z̄ = −E_g / (N (1 − h_g))`` - with CR2's Bell-McCaffrey
+  df and Hall's term as above. With equal sheets its variance is CR2's times ``G/(G − 1)``.
+  Measured (benchmarks/turing_validity.py, 5-160 students, four designs, 4,000 studies per cell):
+  ``draw`` at ``|d| = ε`` within α + 2 MC SEs in all 56 cells; the hardest cell, 20 students
+  with sheets of 5-45 MCQs, is 5.5% (80,000 studies; CR2 5.9%, CR1 7.7%) - still a little above
+  α, from studies whose preferring students happen to hold < 10% of the answers and which look
+  like a homogeneous population inside the margin. The price is power at 5-20 students: a draw
+  at d = 0 among 5 / 10 / 20 alike students in 1.7 / 24.7 / 82.1% of studies (CR2 2.7 / 29.9 /
+  83.8%, CR1 7.5 / 34.7 / 84.5%); from 40 students on, within a point of CR2's.
+
+"No variation" is decided from the counts, never from a floating-point SE: the clustered SE is 0
+exactly when every residual ``N·Z_g − n_g·ΣZ`` is 0 (every student has the same proportion) and
+the naive one when ``N·Σz² − (Σz)² = 0`` (every MCQ has the same score) - integer arithmetic
+for integer counts (:func:`no_variation`). With no variation every test keeps its null
+(p = 1): five copies of one answer sheet are not infinitely precise. (Before, the SE of such data
+came out as ~1e-17 from rounding, t ≈ 1e16, and identical students got verdicts.)
 
 Tests at level ``α`` (two-sided for McNemar, one-sided otherwise):
 
@@ -34,14 +67,14 @@ Tests at level ``α`` (two-sided for McNemar, one-sided otherwise):
   when ``b + c <`` :data:`EXACT_BELOW`, else χ² with continuity correction, ``(|b−c|−1)²/(b+c)``:
   statsmodels' ``mcnemar(table, exact=…, correction=True)``. Clustered - Durkalski et al. (2003,
   Stat. Med. 22:1417) ``X² = (Σ_g (b_g − c_g))² / Σ_g (b_g − c_g)²``, χ²(1).
-* TOST equivalence, ``H0: |p_AI − p_Human| ≥ ε``: two one-sided t tests at ``±ε``, ``p = max``.
+* TOST equivalence, ``H0: |p_AI − p_Human| ≥ ε``: two one-sided tests at ``±ε``, ``p = max``.
 * Superiority of source S over random by ``δ``, ``H0: p_S − p_R ≤ δ``; and the opposite
   (*failure*) test ``H0: p_S − p_R ≥ δ``, rejected when the upper ``1 − α`` bound is below ``δ``.
 
 Verdict (:func:`verdicts`): the paper's question is whether the AI is *within ε* of the expert
 (Theorem 4: ``|p_AI − p_Human| ≤ ε`` and both beat ``p_Random + δ``), so the verdict is read off
-one interval: the ``1 − 2α`` confidence interval ``[L, U]`` of ``d = p_AI − p_Human`` (t with the
-SE's df: ``G − 1`` clustered), checked in this order, so the five outcomes are exclusive:
+one interval: the ``1 − 2α`` confidence interval ``[L, U]`` of ``d = p_AI − p_Human`` (the one the
+chosen SE gives), checked in this order, so the five outcomes are exclusive:
 
 ==============  ==============================================  ===============================
 verdict         the CI of d = p_AI − p_Human                    and, for random's distractor
@@ -51,10 +84,10 @@ ai_better       beyond the margin: L > +ε (H0: d ≤ +ε)          the AI beats
 human_better    beyond the margin: U < −ε (H0: d ≥ −ε)          the human beats random by δ
 both_fail       (any)                                           both shown below random + δ
 inconclusive    anything else: the CI straddles ±ε, a source    (or fewer than MIN_STUDENTS
-                ahead does not beat random, a zero SE, ...       students: always)
+                ahead does not beat random, no variation ...    students: always)
 ==============  ==============================================  ===============================
 
-Each "beyond" claim is a one-sided t test at level α against the margin, as the draw is a TOST at
+Each "beyond" claim is a one-sided test at level α against the margin, as the draw is a TOST at
 level α, so no verdict is reached more than α of the time when ``|d| = ε`` exactly: at the margin
 neither "within" nor "beyond" can be claimed. As the number of students grows the CI shrinks to
 the point ``d``: a true ``|d| < ε`` ends in ``draw``, a true ``|d| > ε`` in the better one's
@@ -62,10 +95,6 @@ verdict (given the random-distractor conditions). McNemar's test of the point nu
 computed and reported beside the verdict (a difference may be real and still within ε), but it
 does not decide: with a point null "better" and an ε-margin "draw" the regions overlap, and one
 fixed truth with ``0 < |d| < ε`` would move from "better" at moderate n to "draw" at large n.
-
-No verdict without evidence: a standard error of exactly 0 -- two students with identical counts,
-say -- is not infinite precision; every test computed on it keeps its null hypothesis (p = 1).
-Correct type-I error needs the right standard error, which is what the clustered version is for.
 """
 
 from __future__ import annotations
@@ -76,73 +105,252 @@ import numpy as np
 from scipy import stats as sps
 
 __all__ = [
+    "CLUSTER_SE",
     "EXACT_BELOW",
     "MIN_STUDENTS",
     "FIELDS",
+    "SE_KINDS",
+    "SE_METHODS",
     "VERDICTS",
     "BatchTests",
+    "MeanEstimate",
     "batch_tests",
+    "bm_df",
+    "clustered_mean",
+    "explain",
+    "hall",
+    "hall_inverse",
     "mcnemar_clustered",
     "mcnemar_naive",
-    "mean_se",
+    "naive_mean",
+    "no_variation",
     "verdicts",
 ]
 
 FIELDS = ("n", "C", "A", "H", "R", "AH", "AR", "HR")
 F = {name: i for i, name in enumerate(FIELDS)}
 VERDICTS = ("draw", "ai_better", "human_better", "both_fail", "inconclusive")
+#: student-clustered standard errors; the first is the default
+CLUSTER_SE = ("cr3", "cr2", "cr1")
+#: every kind of standard error ``turing analyze`` reports
+SE_KINDS = ("naive", *CLUSTER_SE)
+#: what each kind is, in words (for reports and results.json)
+SE_METHODS = {
+    "naive": "rows independent: SE^2 = s^2/N, t on N - 1 df",
+    "cr1": "student-clustered CR1 (Liang-Zeger, G/(G-1) factor), t on G - 1 df",
+    "cr2": "student-clustered CR2 (Bell-McCaffrey bias-reduced linearisation), Bell-McCaffrey "
+    "df, Hall (1992) skewness-corrected t",
+    "cr3": "student-clustered CR3 (Bell-McCaffrey jackknife: leave-one-student-out variance), "
+    "Bell-McCaffrey df, Hall (1992) skewness-corrected t",
+}
 #: McNemar is exact (binomial) when the discordant count b + c is below this.
 EXACT_BELOW = 25
 #: Fewest students for any verdict but ``inconclusive``: with fewer, a student-clustered
 #: standard error rests on one to three clusters and says nothing about students in general.
 MIN_STUDENTS = 5
+_INT_SAFE = 2.0**31  # products of two such integers are exact in int64
 
 
 def _sum(counts: np.ndarray, name: str) -> np.ndarray:
     return counts[..., F[name]]
 
 
-def mean_se(
-    cluster_sums: np.ndarray, sum_sq: np.ndarray, sizes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Mean of per-row scores with naive and student-clustered SEs, batched.
+def _as_int(*arrays: np.ndarray) -> list[np.ndarray] | None:
+    """The arrays as int64 when all hold integers small enough for exact products, else None."""
+    out = []
+    for a in arrays:
+        a = np.asarray(a, dtype=float)
+        if not (
+            np.isfinite(a).all() and (np.abs(a) < _INT_SAFE).all() and (a == np.round(a)).all()
+        ):
+            return None
+        out.append(a.astype(np.int64))
+    return out
 
-    ``cluster_sums[..., g]`` = Σ of the scores of student ``g``; ``sum_sq[...]`` = Σ over all rows
-    of score²; ``sizes[..., g]`` = rows of student ``g`` (0 = padding, ignored).
-    Returns ``mean, se_naive, se_clustered, df_naive, df_clustered``.
-    """
+
+def no_variation(cluster_sums: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """True where every student has the same mean score: ``N·Z_g − n_g·ΣZ = 0`` for every ``g``.
+
+    Decided in exact integer arithmetic for integer counts (the residuals are integers), else
+    with a tolerance relative to the scale of the counts - never from a computed SE, whose
+    rounding residue (~1e-17) is not information. One student (or none) is no variation."""
+    ints = _as_int(cluster_sums, sizes)
+    if ints is not None:
+        z, n = ints
+        resid = z * n.sum(axis=-1, keepdims=True) - n * z.sum(axis=-1, keepdims=True)
+        return ~(resid != 0).any(axis=-1)
+    z = np.asarray(cluster_sums, dtype=float)
+    n = np.asarray(sizes, dtype=float)
+    tot, big_n = z.sum(axis=-1, keepdims=True), n.sum(axis=-1, keepdims=True)
+    resid = z * big_n - n * tot
+    zmax, nmax = np.abs(z).max(axis=-1, keepdims=True), n.max(axis=-1, keepdims=True)
+    scale = zmax * big_n + nmax * np.abs(tot)
+    return (np.abs(resid) <= 1e-9 * scale).all(axis=-1)
+
+
+def _rows_alike(total: np.ndarray, sum_sq: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """True where every row has the same score: ``N·Σz² − (Σz)² = 0``, exact for integers."""
+    ints = _as_int(total, sum_sq, n)
+    if ints is not None:
+        t, s, m = ints
+        return m * s - t * t == 0
+    t, s, m = (np.asarray(x, dtype=float) for x in (total, sum_sq, n))
+    return np.abs(m * s - t * t) <= 1e-9 * (m * np.abs(s) + t * t)
+
+
+def hall(t: np.ndarray, skew: np.ndarray) -> np.ndarray:
+    """Hall's (1992) skewness-corrected statistic ``t + a t² + a² t³/3 + a/2``, ``a = skew/3``.
+
+    ``skew`` is the estimated skewness of the mean (``γ̂/√G``). The Edgeworth expansion of a
+    studentised mean, ``P(T ≤ x) = Φ(x) + skew·(2x² + 1)φ(x)/6 + O(1/G)``, loses its skewness
+    term under this map; its derivative ``(1 + a t)²`` is never negative, so it is monotone and
+    a test on it is a test on ``t`` with shifted, asymmetric critical values."""
+    a = np.asarray(skew, dtype=float) / 3.0
+    return t + a * t**2 + a**2 * t**3 / 3.0 + a / 2.0
+
+
+def hall_inverse(y: np.ndarray, skew: np.ndarray) -> np.ndarray:
+    """The ``t`` with ``hall(t, skew) = y``: ``((1 + 3a(y − a/2))^{1/3} − 1)/a`` (``y`` at a = 0)."""
+    a = np.asarray(skew, dtype=float) / 3.0
+    y = np.asarray(y, dtype=float)
+    x = 3.0 * a * (y - a / 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # cube root of 1 + x minus 1, accurate for small x
+        root = np.where(
+            x > -1.0, np.expm1(np.log1p(np.maximum(x, -1.0 + 1e-300)) / 3.0), np.cbrt(1.0 + x) - 1.0
+        )
+        return np.where(a != 0, root / np.where(a != 0, a, 1.0), y - a / 2.0)
+
+
+def bm_df(sizes: np.ndarray) -> np.ndarray:
+    """Bell-McCaffrey degrees of freedom of the CR2 SE of an intercept-only model, batched.
+
+    ``ν = (tr M)² / tr M²`` with ``M = G'G`` and ``G``'s column ``g`` equal to
+    ``(I − H)_g' A_g X_g (X'X)^{-1}`` (Imbens & Kolesár 2016, eq. 8; Ω = I). For ``X = 1`` this
+    is ``M_gk = c_g c_k (δ_gk n_g − n_g n_k / N)``, ``c_g = 1 / (N √(1 − h_g))``, so
+    ``ν = N² / (Σ n_g² + ((Σ ω_g)² − Σ ω_g²) / N²)`` with ``ω_g = n_g² / (1 − h_g)``:
+    ``G − 1`` for equal sizes, fewer when they differ. Zero-size students are padding."""
+    n = np.asarray(sizes, dtype=float)
+    big_n = n.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        omega = np.where(n > 0, n**2 / (1.0 - n / big_n), 0.0)
+        den = (n**2).sum(axis=-1) + (omega.sum(axis=-1) ** 2 - (omega**2).sum(axis=-1)) / big_n[
+            ..., 0
+        ] ** 2
+        nu = big_n[..., 0] ** 2 / den
+    g = (n > 0).sum(axis=-1)
+    return np.where(g >= 2, nu, 0.0)
+
+
+@dataclass
+class MeanEstimate:
+    """A mean of per-MCQ scores with what its tests need; arrays of the batch shape.
+
+    ``skew`` is Hall's skewness of the mean (0: a plain t test); ``flat`` marks no variation
+    (:func:`no_variation`), where the SE is 0, every statistic NaN and every p-value 1."""
+
+    mean: np.ndarray
+    se: np.ndarray
+    df: np.ndarray
+    skew: np.ndarray
+    flat: np.ndarray
+
+    def statistic(self, theta0: float) -> np.ndarray:
+        """The (skewness-corrected) t statistic of ``H0: mean = theta0``; NaN with no variation."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(self.flat, 0.0, (self.mean - theta0) / self.se)
+        return np.where(self.flat, np.nan, hall(t, self.skew))
+
+    def p_upper(self, theta0: float) -> np.ndarray:
+        """p-value of ``H0: mean ≤ theta0`` (rejected: the mean is above ``theta0``)."""
+        with np.errstate(invalid="ignore"):
+            p = sps.t.sf(self.statistic(theta0), self.df)
+        return np.where(self.flat, 1.0, p)
+
+    def p_lower(self, theta0: float) -> np.ndarray:
+        """p-value of ``H0: mean ≥ theta0`` (rejected: the mean is below ``theta0``)."""
+        with np.errstate(invalid="ignore"):
+            p = sps.t.cdf(self.statistic(theta0), self.df)
+        return np.where(self.flat, 1.0, p)
+
+    def bounds(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        """One-sided ``1 − alpha`` lower and upper bounds (together a ``1 − 2·alpha`` interval),
+        the inversions of :meth:`p_upper` and :meth:`p_lower`; NaN with no variation."""
+        with np.errstate(invalid="ignore"):
+            q = sps.t.ppf(1.0 - alpha, self.df)
+        lo = self.mean - self.se * hall_inverse(q, self.skew)
+        hi = self.mean - self.se * hall_inverse(-q, self.skew)
+        return np.where(self.flat, np.nan, lo), np.where(self.flat, np.nan, hi)
+
+
+def naive_mean(cluster_sums: np.ndarray, sum_sq: np.ndarray, sizes: np.ndarray) -> MeanEstimate:
+    """Mean with the rows-independent SE (``s²/N``, ``N − 1`` df), batched: ``cluster_sums[..., g]``
+    = Σ of student ``g``'s scores, ``sum_sq[...]`` = Σ over all rows of score²."""
     sizes = np.asarray(sizes, dtype=float)
-    cluster_sums = np.asarray(cluster_sums, dtype=float)
+    total = np.asarray(cluster_sums, dtype=float).sum(axis=-1)
+    n = sizes.sum(axis=-1)
+    flat = _rows_alike(total, sum_sq, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = total / n
+        var_row = np.maximum(sum_sq - n * mean**2, 0.0) / (n - 1)
+        se = np.sqrt(var_row / n)
+    return MeanEstimate(mean, np.where(flat, 0.0, se), n - 1, np.zeros_like(mean), flat)
+
+
+def clustered_mean(cluster_sums: np.ndarray, sizes: np.ndarray, method: str) -> MeanEstimate:
+    """Mean with a student-clustered SE (``method`` one of :data:`CLUSTER_SE`; module
+    docstring), batched over leading axes; students of size 0 are padding.
+
+    ``cr3`` and ``cr2`` differ only in the power of the leverage adjustment,
+    ``Σ_g E_g² / (1 − h_g)^k / N²`` with ``k = 2`` (jackknife) and ``k = 1``; both take
+    Bell-McCaffrey df (:func:`bm_df`, the CR2 working-model df) and Hall's skewness term."""
+    if method not in CLUSTER_SE:
+        raise ValueError(f"clustered SE must be one of {CLUSTER_SE}, got {method!r}")
+    sizes = np.asarray(sizes, dtype=float)
+    z = np.asarray(cluster_sums, dtype=float)
     n = sizes.sum(axis=-1)
     g = (sizes > 0).sum(axis=-1).astype(float)
+    flat = no_variation(z, sizes) | (g < 2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = cluster_sums.sum(axis=-1) / n
-        var_row = np.maximum(sum_sq - n * mean**2, 0.0) / (n - 1)
-        se_naive = np.sqrt(var_row / n)
-        resid = cluster_sums - sizes * mean[..., None]
-        se_cl = np.sqrt(g / (g - 1) * (resid**2).sum(axis=-1)) / n
-    return mean, se_naive, se_cl, n - 1, g - 1
+        mean = z.sum(axis=-1) / n
+        resid = z - sizes * mean[..., None]
+        if method == "cr1":
+            var = g / (g - 1) * (resid**2).sum(axis=-1) / n**2
+            df, skew = g - 1, np.zeros_like(mean)
+        else:
+            power = 2.0 if method == "cr3" else 1.0
+            lev = sizes / n[..., None]
+            var = np.where(sizes > 0, resid**2 / (1.0 - lev) ** power, 0.0).sum(axis=-1) / n**2
+            df, skew = bm_df(sizes), _skewness_of_mean(resid, g)
+        se = np.sqrt(var)
+    skew = np.where(flat, 0.0, skew)
+    return MeanEstimate(mean, np.where(flat, 0.0, se), df, skew, flat)
 
 
-def _diff(counts: np.ndarray, x: str, y: str, xy: str):
-    """Paired difference ``[chose x] − [chose y]`` per MCQ: mean, SEs, dfs (see :func:`mean_se`).
-    ``d² = x + y − 2xy`` for 0/1 indicators."""
+def _skewness_of_mean(resid: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``γ̂/√G``: adjusted Fisher-Pearson skewness ``g₁·√(G(G−1))/(G−2)`` of the residual sums
+    ``E_g`` (which sum to 0), over √G; 0 with fewer than 3 students."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m2 = (resid**2).sum(axis=-1) / g
+        m3 = (resid**3).sum(axis=-1) / g
+        g1 = m3 / m2**1.5
+        skew = g1 * np.sqrt(g * (g - 1)) / (g - 2) / np.sqrt(g)
+    return np.where((g >= 3) & (m2 > 0), skew, 0.0)
+
+
+def _mean(
+    kind: str, cluster_sums: np.ndarray, sum_sq: np.ndarray, sizes: np.ndarray
+) -> MeanEstimate:
+    if kind == "naive":
+        return naive_mean(cluster_sums, sum_sq, sizes)
+    return clustered_mean(cluster_sums, sizes, kind)
+
+
+def _pair(counts: np.ndarray, kind: str, x: str, y: str, xy: str) -> MeanEstimate:
+    """Paired difference ``[chose x] − [chose y]`` per MCQ (``d² = x + y − 2xy`` for 0/1)."""
     cs = _sum(counts, x) - _sum(counts, y)
     sq = (_sum(counts, x) + _sum(counts, y) - 2 * _sum(counts, xy)).sum(axis=-1)
-    return mean_se(cs, sq, _sum(counts, "n"))
-
-
-def _upper_p(t: np.ndarray, df: np.ndarray) -> np.ndarray:
-    """P(T ≥ t) with t = ±inf (zero SE) handled."""
-    return sps.t.sf(t, df)
-
-
-def _t(num: np.ndarray, se: np.ndarray) -> np.ndarray:
-    """num/se with the zero-SE limits: +inf, −inf, or 0 when num is 0 too."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = num / se
-    limit = np.where(num > 0, np.inf, np.where(num < 0, -np.inf, 0.0))
-    return np.where(se > 0, t, limit)
+    return _mean(kind, cs, sq, _sum(counts, "n"))
 
 
 def mcnemar_naive(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -176,15 +384,22 @@ def mcnemar_clustered(diff_sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class BatchTests:
     """Every estimate and test of :func:`batch_tests`; arrays of the batch shape.
 
-    ``se`` and test results are dictionaries keyed by ``"naive"`` and ``"clustered"``.
-    """
+    Dictionaries are keyed by SE kind: ``"naive"`` and ``"clustered"`` (the method
+    ``cluster_se``, CR3 by default). ``est[kind]`` holds the :class:`MeanEstimate` of ``"diff"``
+    (p_AI − p_Human), ``"ai"`` (p_AI − p_R), ``"human"`` (p_Human − p_R) and of each source's
+    rate (``"p_correct"``, ``"p_ai"``, ``"p_human"``, ``"p_random"``)."""
 
+    eps: float
+    delta: float
+    alpha: float
+    cluster_se: str
     n: np.ndarray
     n_students: np.ndarray
     p: dict[str, np.ndarray]  # source -> p̂ (correct, ai, human, random)
     p_se: dict[str, dict[str, np.ndarray]]  # se kind -> source -> SE
     diff: np.ndarray  # p̂_AI − p̂_Human
     diff_se: dict[str, np.ndarray]
+    diff_ci: dict[str, tuple[np.ndarray, np.ndarray]]  # the 1 − 2α interval that decides
     table: np.ndarray  # [..., 4]: a (both), b (AI only), c (human only), d (neither)
     mcnemar_stat: dict[str, np.ndarray]
     mcnemar_p: dict[str, np.ndarray]
@@ -196,101 +411,97 @@ class BatchTests:
     beyond_p_human: dict[str, np.ndarray]  # H0: diff ≥ −ε (rejected: the human ahead by > ε)
     sup: dict[str, dict[str, np.ndarray]]  # se kind -> "ai"/"human" -> {diff, se, p, p_fail}
     df: dict[str, np.ndarray]
+    est: dict[str, dict[str, MeanEstimate]]
     verdict: dict[str, np.ndarray]  # se kind -> index into VERDICTS
 
 
-def batch_tests(counts: np.ndarray, *, eps: float, delta: float, alpha: float) -> BatchTests:
-    """All estimates, both SE kinds, all tests and the verdicts for counts ``[..., G, 8]``."""
-    counts = np.asarray(counts, dtype=float)
+def _check(counts: np.ndarray, eps: float, alpha: float, cluster_se: str) -> None:
     if counts.shape[-1] != len(FIELDS):
         raise ValueError(f"counts must end in {len(FIELDS)} fields {FIELDS}")
     if not eps > 0:
         raise ValueError("the equivalence margin eps must be > 0")
     if not 0 < alpha < 1:
         raise ValueError("alpha must be in (0, 1)")
+    if cluster_se not in CLUSTER_SE:
+        raise ValueError(f"cluster_se must be one of {CLUSTER_SE}, got {cluster_se!r}")
+
+
+def batch_tests(
+    counts: np.ndarray,
+    *,
+    eps: float,
+    delta: float,
+    alpha: float,
+    cluster_se: str = CLUSTER_SE[0],
+) -> BatchTests:
+    """All estimates, naive and student-clustered (``cluster_se``: ``"cr3"``, the default,
+    ``"cr2"`` or ``"cr1"``) SEs, all tests and the verdicts for counts ``[..., G, 8]``."""
+    counts = np.asarray(counts, dtype=float)
+    _check(counts, eps, alpha, cluster_se)
     sizes = _sum(counts, "n")
-    p: dict[str, np.ndarray] = {}
-    p_se: dict[str, dict[str, np.ndarray]] = {"naive": {}, "clustered": {}}
-    for name, f in (("correct", "C"), ("ai", "A"), ("human", "H"), ("random", "R")):
-        sums = _sum(counts, f)
-        m, sn, sc, _, _ = mean_se(sums, sums.sum(axis=-1), sizes)
-        p[name] = m
-        p_se["naive"][name] = sn
-        p_se["clustered"][name] = sc
-    diff, se_n, se_c, df_n, df_c = _diff(counts, "A", "H", "AH")
-    ses = {"naive": se_n, "clustered": se_c}
-    dfs = {"naive": df_n, "clustered": df_c}
+    kinds = {"naive": "naive", "clustered": cluster_se}
+    est: dict[str, dict[str, MeanEstimate]] = {}
+    for key, kind in kinds.items():
+        est[key] = {
+            "diff": _pair(counts, kind, "A", "H", "AH"),
+            "ai": _pair(counts, kind, "A", "R", "AR"),
+            "human": _pair(counts, kind, "H", "R", "HR"),
+        }
+        for name, f in (("correct", "C"), ("ai", "A"), ("human", "H"), ("random", "R")):
+            sums = _sum(counts, f)  # 0/1 scores: Σz² = Σz
+            est[key][f"p_{name}"] = _mean(kind, sums, sums.sum(axis=-1), sizes)
     tot = counts.sum(axis=-2)
     a = tot[..., F["AH"]]
     b = tot[..., F["A"]] - a
     c = tot[..., F["H"]] - a
-    d = tot[..., F["n"]] - a - b - c
-    table = np.stack([a, b, c, d], axis=-1)
     stat_n, p_n, exact = mcnemar_naive(b, c)
     stat_c, p_c = mcnemar_clustered(_sum(counts, "A") - _sum(counts, "H"))
-    sup_diffs = {
-        "ai": _diff(counts, "A", "R", "AR"),
-        "human": _diff(counts, "H", "R", "HR"),
-    }
     out = BatchTests(
-        n=tot[..., F["n"]],
+        eps=eps, delta=delta, alpha=alpha, cluster_se=cluster_se, n=tot[..., F["n"]],
         n_students=(sizes > 0).sum(axis=-1),
-        p=p,
-        p_se=p_se,
-        diff=diff,
-        diff_se=ses,
-        table=table,
+        p={s: est["naive"][f"p_{s}"].mean for s in ("correct", "ai", "human", "random")},
+        p_se={k: {s: e[f"p_{s}"].se for s in ("correct", "ai", "human", "random")}
+              for k, e in est.items()},
+        diff=est["naive"]["diff"].mean, diff_se={k: e["diff"].se for k, e in est.items()},
+        diff_ci={k: e["diff"].bounds(alpha) for k, e in est.items()},
+        table=np.stack([a, b, c, tot[..., F["n"]] - a - b - c], axis=-1),
         mcnemar_stat={"naive": stat_n, "clustered": stat_c},
-        mcnemar_p={"naive": p_n, "clustered": p_c},
-        mcnemar_exact=exact,
-        tost_p={},
-        tost_p_lower={},
-        tost_p_upper={},
-        beyond_p_ai={},
-        beyond_p_human={},
-        sup={},
-        df=dfs,
-        verdict={},
-    )
-    for kind in ("naive", "clustered"):
-        se, df = ses[kind], dfs[kind]
-        # a standard error of exactly 0 (e.g. students with identical counts) is no evidence of
-        # precision: every test on it keeps its null (p = 1)
-        p_lo = _no_evidence(se, _upper_p(_t(diff + eps, se), df))  # H0: diff <= -eps
-        p_hi = _no_evidence(se, sps.t.cdf(_t(diff - eps, se), df))  # H0: diff >= +eps
-        out.tost_p_lower[kind] = p_lo
-        out.tost_p_upper[kind] = p_hi
-        out.tost_p[kind] = np.maximum(p_lo, p_hi)
-        # beyond the margin: the CI's lower bound above +eps / upper bound below -eps
-        out.beyond_p_ai[kind] = _no_evidence(se, _upper_p(_t(diff - eps, se), df))
-        out.beyond_p_human[kind] = _no_evidence(se, sps.t.cdf(_t(diff + eps, se), df))
-        out.sup[kind] = {}
-        for src, (m, sn, sc, dn, dc) in sup_diffs.items():
-            s = sn if kind == "naive" else sc
-            dfk = dn if kind == "naive" else dc
-            t = _t(m - delta, s)
-            out.sup[kind][src] = {
-                "diff": m,
-                "se": s,
-                "p": _no_evidence(s, _upper_p(t, dfk)),
-                "p_fail": _no_evidence(s, sps.t.cdf(t, dfk)),
-            }
-        out.verdict[kind] = verdicts(
-            tost_p=out.tost_p[kind],
-            beyond_ai_p=out.beyond_p_ai[kind],
-            beyond_human_p=out.beyond_p_human[kind],
-            sup_ai_p=out.sup[kind]["ai"]["p"],
-            sup_human_p=out.sup[kind]["human"]["p"],
-            fail_ai_p=out.sup[kind]["ai"]["p_fail"],
-            fail_human_p=out.sup[kind]["human"]["p_fail"],
-            alpha=alpha,
-            n_students=out.n_students,
-        )
+        mcnemar_p={"naive": p_n, "clustered": p_c}, mcnemar_exact=exact,
+        tost_p={}, tost_p_lower={}, tost_p_upper={}, beyond_p_ai={}, beyond_p_human={}, sup={},
+        df={k: e["diff"].df for k, e in est.items()}, est=est, verdict={},
+    )  # fmt: skip
+    for key in kinds:
+        _decide(out, key)
     return out
 
 
-def _no_evidence(se: np.ndarray, p: np.ndarray) -> np.ndarray:
-    return np.where(np.asarray(se) > 0, p, 1.0)
+def _decide(out: BatchTests, key: str) -> None:
+    """Fill the tests and the verdict of SE kind ``key`` (no variation: every p-value is 1)."""
+    eps, delta, alpha = out.eps, out.delta, out.alpha
+    d = out.est[key]["diff"]
+    out.tost_p_lower[key] = d.p_upper(-eps)  # H0: diff <= -eps
+    out.tost_p_upper[key] = d.p_lower(eps)  # H0: diff >= +eps
+    out.tost_p[key] = np.maximum(out.tost_p_lower[key], out.tost_p_upper[key])
+    # beyond the margin: the CI's lower bound above +eps / upper bound below -eps
+    out.beyond_p_ai[key] = d.p_upper(eps)
+    out.beyond_p_human[key] = d.p_lower(-eps)
+    out.sup[key] = {}
+    for src in ("ai", "human"):
+        s = out.est[key][src]
+        out.sup[key][src] = {
+            "diff": s.mean, "se": s.se, "p": s.p_upper(delta), "p_fail": s.p_lower(delta),
+        }  # fmt: skip
+    out.verdict[key] = verdicts(
+        tost_p=out.tost_p[key],
+        beyond_ai_p=out.beyond_p_ai[key],
+        beyond_human_p=out.beyond_p_human[key],
+        sup_ai_p=out.sup[key]["ai"]["p"],
+        sup_human_p=out.sup[key]["human"]["p"],
+        fail_ai_p=out.sup[key]["ai"]["p_fail"],
+        fail_human_p=out.sup[key]["human"]["p_fail"],
+        alpha=alpha,
+        n_students=out.n_students,
+    )
 
 
 def verdicts(
@@ -325,3 +536,58 @@ def verdicts(
     if n_students is not None:
         out = np.where(np.asarray(n_students) < MIN_STUDENTS, VERDICTS.index("inconclusive"), out)
     return out.astype(np.int8)
+
+
+def _flat_reason(kind: str, what: str) -> str:
+    if kind == "naive":
+        return f"every MCQ has the same score for {what}, so its standard error is 0"
+    return (
+        f"no variation between students in {what}: every student's share is the same "
+        "(N*Z_g - n_g*sum(Z) = 0 for every student g), so the clustered standard error is 0 - "
+        "which is no evidence of precision, and no test on it can reject"
+    )
+
+
+def _at(x: np.ndarray, index: tuple | int) -> float | bool | int:
+    """Element ``index`` of a batch array (``()`` for a single study, also of shape ``(1,)``)."""
+    return np.asarray(x)[index].item()
+
+
+def explain(bt: BatchTests, key: str = "clustered", index: tuple | int = ()) -> str:
+    """Why study ``index`` of ``bt`` got its verdict under SE kind ``key``, in one sentence."""
+    alpha, eps, delta = bt.alpha, bt.eps, bt.delta
+    v = VERDICTS[int(_at(bt.verdict[key], index))]
+    g = int(_at(bt.n_students, index))
+    kind = "naive" if key == "naive" else bt.cluster_se
+    if g < MIN_STUDENTS:
+        return f"{g} students, fewer than {MIN_STUDENTS}: too few for a student-clustered SE"
+    if bool(_at(bt.est[key]["diff"].flat, index)):
+        return _flat_reason(kind, "p_AI - p_Human")
+    lo, hi = (float(_at(x, index)) for x in bt.diff_ci[key])
+    ci = f"the {100 * (1 - 2 * alpha):.0f}% CI [{lo:+.4f}, {hi:+.4f}] of p_AI - p_Human"
+    beats = {s: float(_at(bt.sup[key][s]["p"], index)) < alpha for s in ("ai", "human")}
+    flat = {s: bool(_at(bt.est[key][s].flat, index)) for s in ("ai", "human")}
+    names = {"ai": "the AI", "human": "the human"}
+
+    def not_beating(srcs: tuple[str, ...]) -> str:
+        parts = [
+            _flat_reason(kind, f"p_{s} - p_random") if flat[s]
+            else f"{names[s]} is not shown above random + {delta}"
+            for s in srcs if not beats[s]
+        ]  # fmt: skip
+        return "; ".join(parts)
+
+    if v == "draw":
+        return f"{ci} lies inside (-{eps}, +{eps}) and both beat random + {delta}"
+    if v in ("ai_better", "human_better"):
+        side = f"above +{eps}" if v == "ai_better" else f"below -{eps}"
+        return f"{ci} lies {side} and {names[v.split('_')[0]]} beats random + {delta}"
+    if v == "both_fail":
+        return f"both are shown below random + {delta}"
+    if lo > -eps and hi < eps:
+        return f"{ci} lies inside (-{eps}, +{eps}), but " + not_beating(("ai", "human"))
+    if lo > eps:
+        return f"{ci} lies above +{eps}, but " + not_beating(("ai",))
+    if hi < -eps:
+        return f"{ci} lies below -{eps}, but " + not_beating(("human",))
+    return f"{ci} straddles the margin +-{eps}"
