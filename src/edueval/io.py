@@ -8,10 +8,14 @@ expected.  The command line prints that line and exits with code 2.
 from __future__ import annotations
 
 import codecs
+import csv
+import functools
 import hashlib
 import json
+import mmap
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +30,17 @@ __all__ = [
     "numeric_column",
     "text_column",
     "unclean_identifiers",
+    "identifier_problem",
+    "order_column",
+    "check_unique",
     "line_of",
     "read_text",
+    "read_jsonl",
+    "jsonl_lines",
+    "load_json",
+    "load_yaml",
+    "JSONText",
+    "MAX_JSON_DEPTH",
 ]
 
 
@@ -72,17 +85,174 @@ def read_text(path: str | Path) -> str:
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found" if not path.exists() else "expected a file", file=path)
-    data = path.read_bytes()
+    return _decode(path)
+
+
+#: Deepest nesting of JSON lists/objects (or YAML collections) a reader accepts.  Tables and
+#: configuration files need a handful of levels; refusing deeper ones before parsing keeps a
+#: document nested 10^5 deep a one-line error instead of a RecursionError.
+MAX_JSON_DEPTH = 100
+
+
+class JSONText(str):
+    """The JSON text of a list, an object or true/false read where text was expected.
+
+    It reads as that text (a ``context_turns`` list can be parsed again), but
+    :func:`identifier_problem` refuses it: ``{"a": 1}`` is not a student.
+    """
+
+    __slots__ = ()
+
+    @property
+    def json_kind(self) -> str:
+        return {"{": "object", "[": "list"}.get(self[:1], "true/false")
+
+
+def _json_brackets(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Byte offsets of the JSON brackets outside strings, and the nesting depth after each.
+
+    A linear-time scan (numpy) so that depth is known before the recursive parser runs.  A quote
+    ends a string unless an odd run of backslashes precedes it.  On text that is not JSON the
+    result is meaningless but harmless: the parser then says what is wrong.
+    """
+    a = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(a == 0x22)
+    slashes = np.flatnonzero(a == 0x5C)
+    if len(quotes) and len(slashes):
+        first = np.ones(len(slashes), dtype=bool)
+        first[1:] = slashes[1:] != slashes[:-1] + 1
+        run_start = slashes[first]
+        run_end = np.append(slashes[np.flatnonzero(first)[1:] - 1], slashes[-1])
+        k = np.minimum(np.searchsorted(run_end, quotes - 1), len(run_end) - 1)
+        escaped = (run_end[k] == quotes - 1) & ((run_end[k] - run_start[k]) % 2 == 0)
+        quotes = quotes[~escaped]
+    brackets = np.flatnonzero((a == 0x5B) | (a == 0x5D) | (a == 0x7B) | (a == 0x7D))
+    brackets = brackets[np.searchsorted(quotes, brackets) % 2 == 0]
+    kind = a[brackets]
+    depth = np.cumsum(np.where((kind == 0x5B) | (kind == 0x7B), 1, -1))
+    return brackets, depth
+
+
+def _too_deep(data: bytes) -> int | None:
+    """Offset of the first bracket nested deeper than :data:`MAX_JSON_DEPTH`, or None."""
+    pos, depth = _json_brackets(data)
+    over = np.flatnonzero(depth > MAX_JSON_DEPTH)
+    return int(pos[over[0]]) if len(over) else None
+
+
+def _nested_too_deep(file: str | Path | None, line: int | None) -> InputError:
+    return InputError(
+        f"nested more than {MAX_JSON_DEPTH} levels deep (lists or objects inside each other); "
+        "refusing to read it",
+        file=file,
+        line=line,
+    )
+
+
+def load_json(text: str, *, file: str | Path | None = None, line: int = 1) -> object:
+    """Parse one JSON document from a user's file, or raise :class:`InputError` naming the file
+    and the line (``line`` is the line ``text`` starts on, for a JSONL record).
+
+    Nesting deeper than :data:`MAX_JSON_DEPTH` is refused before parsing (Python's parser
+    recurses and would raise ``RecursionError``).
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    deep = _too_deep(data)
+    if deep is not None:
+        raise _nested_too_deep(file, line + data.count(b"\n", 0, deep))
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
         raise InputError(
-            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be "
-            "decoded (save the file as UTF-8)",
-            file=path,
-            line=line,
+            f"not valid JSON ({exc.msg})", file=file, line=line + exc.lineno - 1
         ) from None
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise _nested_too_deep(file, line) from None
+
+
+def jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of a JSONL text with their line numbers.
+
+    Lines end at LF only (a CR before it is dropped): ``str.splitlines`` would also split at
+    U+2028, U+0085 and other characters that may stand raw inside a JSON string.
+    """
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if line.strip():
+            yield number, line
+
+
+def read_jsonl(path: str | Path, *, encoding: str = "utf-8") -> tuple[list[dict], list[int]]:
+    """The objects of a JSONL file and the line each stands on; anything else on a line (bad
+    JSON, an array, nesting deeper than :data:`MAX_JSON_DEPTH`) is an :class:`InputError` naming
+    that line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found" if not path.exists() else "expected a file", file=path)
+    text = _decode(path, encoding)
+    checked = _too_deep(text.encode("utf-8", "surrogatepass")) is None  # the whole file at once
+    records, lines = [], []
+    for number, line in jsonl_lines(text):
+        if checked:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc.msg})", file=path, line=number) from None
+        else:  # some line is too deep (or unbalanced): find which, in line order
+            obj = load_json(line, file=path, line=number)
+        if not isinstance(obj, dict):
+            raise InputError("expected a JSON object on each line", file=path, line=number)
+        records.append(obj)
+        lines.append(number)
+    return records, lines
+
+
+@functools.cache
+def _yaml_loader() -> type:
+    import yaml
+
+    class BoundedLoader(yaml.SafeLoader):
+        """PyYAML's safe loader, refusing collections nested deeper than MAX_JSON_DEPTH (its
+        composer recurses once per level)."""
+
+        depth = 0
+
+        def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+            if self.check_event(yaml.ScalarEvent, yaml.AliasEvent):  # not a level
+                return super().compose_node(parent, index)
+            self.depth += 1
+            try:
+                if self.depth > MAX_JSON_DEPTH:
+                    raise yaml.MarkedYAMLError(
+                        problem=f"nested more than {MAX_JSON_DEPTH} levels deep",
+                        problem_mark=self.peek_event().start_mark,
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return BoundedLoader
+
+
+def load_yaml(text: str, *, file: str | Path | None = None) -> object:
+    """Parse a user's YAML text (safe types only), or raise :class:`InputError` naming the file
+    and line; collections nested deeper than :data:`MAX_JSON_DEPTH` are refused."""
+    import yaml
+
+    loader = _yaml_loader()(text)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(
+            f"not valid YAML ({getattr(exc, 'problem', None) or exc})",
+            file=file,
+            line=mark.line + 1 if mark is not None else None,
+        ) from None
+    except RecursionError:  # pragma: no cover - the composer's depth check comes first
+        raise _nested_too_deep(file, None) from None
+    finally:
+        loader.dispose()
 
 
 def file_sha256(path: str | Path) -> str:
@@ -119,9 +289,13 @@ def read_table(
 
     Only an empty cell counts as missing ("NA", "null" or "None" are ordinary values), and
     ``text_columns`` (identifiers) are kept as text exactly as written, so "007" and "7" stay two
-    students.  Blank lines are skipped.  The frame's index holds each row's line number in the
-    file (CSV header = line 1), which :func:`line_of` reports in error messages; ``attrs`` remember
-    the file and its kind.  Files are read as UTF-8 unless ``encoding`` says otherwise.
+    students; in JSON a number becomes its text, ``null`` an empty cell, and a list, object or
+    true/false its JSON text marked as :class:`JSONText` (refused as an identifier).  Blank lines
+    are skipped.  The frame's index holds each row's line number in the file (CSV header = line 1;
+    a quoted field spanning lines counts all of them), which :func:`line_of` reports in error
+    messages; ``attrs`` remember the file and its kind.  JSON may be a list of row objects or one
+    object of equally long column lists (``{"student": [...], "skill": [...]}``).  Files are read
+    as UTF-8 unless ``encoding`` says otherwise.
     """
     path = Path(path)
     try:
@@ -137,74 +311,20 @@ def read_table(
         raise InputError(
             "the file is empty; expected a header line and at least one row", file=path
         )
+    text = list(text_columns)
     try:
-        text = list(text_columns)
         if kind in {"csv", "tsv"}:
-            df = pd.read_csv(
-                path,
-                sep="," if kind == "csv" else "\t",
-                dtype=dict.fromkeys(text, str),
-                encoding=encoding,
-                low_memory=False,  # one pass: consistent column types, no DtypeWarning
-                keep_default_na=False,
-                na_values=[""],
-                skip_blank_lines=False,
-            )
-            blank = df.isna().all(axis=1).to_numpy() if len(df.columns) else np.zeros(0, bool)
-            df.index = pd.RangeIndex(2, len(df) + 2)
-            df = df[~blank]
+            df = _read_csv(path, "," if kind == "csv" else "\t", text, encoding)
         elif kind == "parquet":
             df = _read_parquet(path, text)
         elif kind == "jsonl":
-            records = []
-            lines = []
-            with open(path, encoding=_bom_tolerant(encoding)) as fh:
-                for lineno, raw in enumerate(fh, start=1):
-                    if not raw.strip():
-                        continue
-                    try:
-                        obj = json.loads(raw)
-                    except json.JSONDecodeError as exc:
-                        raise InputError(
-                            f"not valid JSON ({exc.msg})", file=path, line=lineno
-                        ) from None
-                    if not isinstance(obj, dict):
-                        raise InputError(
-                            "expected a JSON object on each line", file=path, line=lineno
-                        )
-                    records.append(obj)
-                    lines.append(lineno)
-            df = pd.DataFrame.from_records(records, index=lines)
-            for name in text:
-                if name in df.columns:
-                    df[name] = df[name].where(df[name].isna(), df[name].astype(str))
+            df = _read_jsonl(path, text, encoding)
         else:
-            with open(path, encoding=_bom_tolerant(encoding)) as fh:
-                try:
-                    obj = json.load(fh)
-                except json.JSONDecodeError as exc:
-                    raise InputError(
-                        f"not valid JSON ({exc.msg})", file=path, line=exc.lineno
-                    ) from None
-            if isinstance(obj, dict):
-                obj = [obj]
-            if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
-                raise InputError("expected a JSON list of objects", file=path)
-            df = pd.DataFrame.from_records(obj)
-            for name in text:
-                if name in df.columns:
-                    df[name] = df[name].where(df[name].isna(), df[name].astype(str))
+            df = _read_json(path, text, encoding)
     except InputError:
         raise
     except pd.errors.EmptyDataError:
         raise InputError("the file is empty; expected a header line and rows", file=path) from None
-    except pd.errors.ParserError as exc:
-        found = re.search(r"line (\d+)", str(exc))
-        raise InputError(
-            f"cannot parse as {kind.upper()}: {' '.join(str(exc).split())}",
-            file=path,
-            line=int(found.group(1)) if found else None,
-        ) from None
     except UnicodeDecodeError as exc:
         name = codecs.lookup(encoding).name
         raise InputError(
@@ -220,8 +340,276 @@ def read_table(
         raise InputError("no data rows; expected at least one row after the header", file=path)
     df.attrs["file"] = str(path)
     df.attrs["kind"] = kind
-    df.attrs["index_is_line"] = kind in {"csv", "tsv", "jsonl"}
+    df.attrs.setdefault("index_is_line", kind in {"csv", "tsv", "jsonl"})
     return df
+
+
+def _read_csv(path: Path, sep: str, text: list[str], encoding: str) -> pd.DataFrame:
+    """A CSV/TSV file; each row's index is the line its record starts on."""
+    try:
+        df = pd.read_csv(
+            path,
+            sep=sep,
+            dtype=dict.fromkeys(text, str),
+            encoding=encoding,
+            low_memory=False,  # one pass: consistent column types, no DtypeWarning
+            keep_default_na=False,
+            na_values=[""],
+            skip_blank_lines=False,
+        )
+    except pd.errors.ParserError as exc:
+        message, line = _parser_error(str(exc), path, sep, encoding)
+        raise InputError(
+            f"cannot parse as {'CSV' if sep == ',' else 'TSV'}: {message}", file=path, line=line
+        ) from None
+    blank = df.isna().all(axis=1).to_numpy() if len(df.columns) else np.zeros(0, bool)
+    starts = _csv_record_lines(path, sep, encoding, len(df) + 1)
+    df.index = pd.RangeIndex(2, len(df) + 2) if starts is None else pd.Index(starts[1:])
+    return df[~blank]
+
+
+def _parser_error(text: str, path: Path, sep: str, encoding: str) -> tuple[str, int | None]:
+    """pandas' tokenizer message without its record numbers, and the line the record starts on
+    (pandas counts records -- "line 3" is the third, "row 2" the third from 0 -- not lines)."""
+    message = " ".join(text.split()).replace("Error tokenizing data. C error: ", "")
+    if found := re.search(r" in line (\d+)", message):
+        record = int(found.group(1))
+        message = message.replace(found.group(0), "")
+    elif found := re.search(r"EOF inside string starting at row (\d+)", message):
+        record = int(found.group(1)) + 1
+        message = "a quoted field is never closed (the file ends inside it)"
+    else:
+        return message, None
+    starts = _csv_record_lines(path, sep, encoding, None)
+    if starts is not None and record <= len(starts):
+        return message, int(starts[record - 1])
+    return message, record
+
+
+def _count_lines(path: Path, encoding: str) -> int:
+    """Lines in a text file as pandas' CSV reader ends records: at LF, CRLF or a lone CR."""
+    lf = cr = crlf = 0
+    last, after_cr = "", False
+    with open(path, encoding=encoding, newline="") as fh:
+        while chunk := fh.read(1 << 22):
+            lf += chunk.count("\n")
+            cr += chunk.count("\r")
+            crlf += chunk.count("\r\n") + (after_cr and chunk[0] == "\n")
+            after_cr, last = chunk[-1] == "\r", chunk[-1]
+    return lf + cr - crlf + (last not in ("\n", "\r"))
+
+
+def _csv_record_lines(
+    path: Path, sep: str, encoding: str, n_records: int | None
+) -> np.ndarray | None:
+    """The line each CSV record starts on (the header first), when a quoted field spans lines.
+
+    None when no field spans lines (record k is then on line k) -- told cheaply: a file without
+    a quote, or with as many lines as pandas found records (``n_records``) -- or when the records
+    cannot be located.  The records are found from the quotes (numpy, linear time) when every
+    quote opens or closes a field as RFC 4180 has it, otherwise with the standard library's CSV
+    reader.
+    """
+    if n_records is not None and not _may_span_lines(path, encoding, n_records):
+        return None
+    with open(path, encoding=_bom_tolerant(encoding), newline="") as fh:
+        text = fh.read()
+    starts = _quoted_record_lines(text, sep)
+    if starts is None:
+        starts = _stdlib_record_lines(text, sep)
+    if starts is None or (n_records is not None and len(starts) != n_records):
+        return None
+    return starts
+
+
+def _may_span_lines(path: Path, encoding: str, n_records: int) -> bool:
+    """Whether some CSV record may span lines: the file has a quote and more lines than records."""
+    probe = '"\n\r,\t'
+    if codecs.lookup(encoding).name.startswith(("utf-16", "utf-32")) or probe.encode(
+        encoding
+    ) != probe.encode("ascii"):
+        return _count_lines(path, _bom_tolerant(encoding)) != n_records
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        if mm.find(b'"') < 0:
+            return False
+        a = np.frombuffer(mm, dtype=np.uint8)
+        try:
+            lines = np.count_nonzero(a == 0x0A) + (a[-1] not in (0x0A, 0x0D))
+            cr = np.count_nonzero(a == 0x0D)
+            if cr:  # a CR ends a line unless a LF follows it
+                lines += cr - np.count_nonzero((a[:-1] == 0x0D) & (a[1:] == 0x0A))
+        finally:
+            del a  # the map cannot close while numpy holds its buffer
+    return int(lines) != n_records
+
+
+def _quoted_record_lines(text: str, sep: str) -> np.ndarray | None:
+    """Record start lines from the parity of the quotes before each line end (None when a quote
+    sits inside an unquoted field, where parity says nothing)."""
+    a = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    n = len(a)
+    lf, cr = a == 0x0A, a == 0x0D
+    cr[:-1] &= ~lf[1:]  # a CR followed by LF is part of one line end
+    ends = np.flatnonzero(lf | cr)
+    quotes = np.flatnonzero(a == 0x22)
+    if len(quotes) % 2:  # a quoted field runs to the end of the file (pandas refuses it)
+        quotes = np.append(quotes, n)
+    opens, closes = quotes[0::2], quotes[1::2]
+    starts_field = (0x0A, 0x0D, ord(sep))
+    before = a[np.maximum(opens - 1, 0)]
+    after = a[np.minimum(closes + 1, n - 1)]
+    doubled_before = np.concatenate(([-2], closes[:-1])) == opens - 1  # the "" of an escape
+    doubled_after = np.concatenate((opens[1:], [-2])) == closes + 1
+    if not (
+        ((opens == 0) | np.isin(before, starts_field) | doubled_before).all()
+        and ((closes >= n - 1) | np.isin(after, starts_field) | doubled_after).all()
+    ):
+        return None
+    record_ends = ends[np.searchsorted(quotes, ends) % 2 == 0]
+    starts = np.concatenate(([0], record_ends + 1))
+    return 1 + np.searchsorted(ends, starts[starts < n])
+
+
+def _stdlib_record_lines(text: str, sep: str) -> np.ndarray | None:
+    reader = csv.reader(StringIO(text, newline=""), delimiter=sep)
+    starts, done = [], 0
+    try:
+        for _ in reader:
+            starts.append(done + 1)
+            done = reader.line_num
+    except csv.Error:  # the records before the one it cannot read
+        pass
+    return np.asarray(starts, dtype=np.int64)
+
+
+def _decode(path: Path, encoding: str = "utf-8") -> str:
+    """A file's text (a leading UTF-8 BOM dropped); a byte that does not decode is one line
+    naming its line and offset."""
+    data = path.read_bytes()
+    try:
+        return data.decode(_bom_tolerant(encoding))
+    except UnicodeDecodeError as exc:
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+        raise InputError(
+            f"not {'UTF-8' if utf8 else encoding} text: byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start} cannot be decoded"
+            + (
+                " (save the file as UTF-8; Windows exports are often cp1252 or latin-1)"
+                if utf8
+                else ""
+            ),  # fmt: skip
+            file=path,
+            line=data.count(b"\n", 0, exc.start) + 1,
+        ) from None
+
+
+def _read_jsonl(path: Path, text: list[str], encoding: str) -> pd.DataFrame:
+    records, lines = read_jsonl(path, encoding=encoding)
+    df = pd.DataFrame.from_records(records, index=lines)
+    for name in text:
+        if name in df.columns:
+            df[name] = _as_text_series([r.get(name) for r in records], df.index)
+    return df
+
+
+def _read_json(path: Path, text: list[str], encoding: str) -> pd.DataFrame:
+    """A JSON list of row objects, one row object, or one object of equally long column lists
+    (or of columns keyed by row label, as pandas' ``to_json`` writes)."""
+    source = _decode(path, encoding)
+    obj = load_json(source, file=path)
+    if _is_columns(obj):
+        return _json_columns(obj, path, text)
+    if isinstance(obj, dict):
+        obj = [obj] if obj else []
+    if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
+        raise InputError(
+            "expected a JSON list of objects (one per row) or an object of column lists",
+            file=path,
+        )
+    df = pd.DataFrame.from_records(obj)
+    lines = _json_record_lines(source, len(obj))
+    if lines is not None:
+        df.index = pd.Index(lines)
+        df.attrs["index_is_line"] = True
+    for name in text:
+        if name in df.columns:
+            df[name] = _as_text_series([r.get(name) for r in obj], df.index)
+    return df
+
+
+def _is_columns(obj: object) -> bool:
+    """A JSON object whose every value is a list (or every value an object): columns, not a row."""
+    if not isinstance(obj, dict) or not obj:
+        return False
+    values = list(obj.values())
+    return all(isinstance(v, list) for v in values) or all(isinstance(v, dict) for v in values)
+
+
+def _json_columns(obj: dict, path: Path, text: list[str]) -> pd.DataFrame:
+    """``{"student": [...], "skill": [...]}`` (or ``{"student": {"0": ...}, ...}``) as a table;
+    columns of different lengths (or row labels) are refused, naming the first that differs."""
+    names = list(obj)
+    if isinstance(obj[names[0]], dict):
+        labels = list(obj[names[0]])
+        for name in names[1:]:
+            if list(obj[name]) != labels:
+                raise InputError(
+                    f"a JSON object of columns needs the same row labels in every column; "
+                    f"{name!r} differs from {names[0]!r}",
+                    file=path,
+                )
+        columns = {name: list(obj[name].values()) for name in names}
+    else:
+        columns = obj
+        for name in names[1:]:
+            if len(columns[name]) != len(columns[names[0]]):
+                raise InputError(
+                    f"a JSON object of columns needs lists of one length; {names[0]!r} has "
+                    f"{len(columns[names[0]])} values, {name!r} has {len(columns[name])}",
+                    file=path,
+                )
+    df = pd.DataFrame({name: pd.Series(values, dtype=None if values else object)
+                       for name, values in columns.items()})  # fmt: skip
+    for name in text:
+        if name in df.columns:
+            df[name] = _as_text_series(columns[name], df.index)
+    return df
+
+
+def _json_record_lines(source: str, n: int) -> np.ndarray | None:
+    """Line on which each object of a top-level JSON list starts, when each has its own line."""
+    if "\n" not in source.strip():
+        return None
+    data = source.encode("utf-8", "surrogatepass")
+    a = np.frombuffer(data, dtype=np.uint8)
+    pos, depth = _json_brackets(data)
+    if not len(pos) or a[pos[0]] != 0x5B:
+        return None
+    opens = pos[(depth == 2) & (a[pos] == 0x7B)]
+    if len(opens) != n:
+        return None
+    lines = 1 + np.searchsorted(np.flatnonzero(a == 0x0A), opens)
+    return lines if (np.diff(lines) > 0).all() else None
+
+
+def _as_text(value: object) -> str | None:
+    """A JSON value read into a text (identifier) column: strings as written, numbers as their
+    text, null as missing, and a list, object or true/false as its JSON text marked
+    :class:`JSONText`, so that an identifier check refuses it instead of reading ``"None"`` or
+    ``"{'a': 1}"``."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool | list | dict):
+        return JSONText(json.dumps(value, ensure_ascii=False))
+    if isinstance(value, float) and value != value:
+        return None
+    return str(value)
+
+
+def _as_text_series(values: list, index: pd.Index) -> pd.Series:
+    out = np.empty(len(values), dtype=object)
+    out[:] = [_as_text(v) for v in values]
+    return pd.Series(out, index=index, dtype=object)
 
 
 def _read_parquet(path: Path, text: list[str]) -> pd.DataFrame:
@@ -269,11 +657,7 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str], *, what: str = "")
 def _first_bad(df: pd.DataFrame, mask: np.ndarray, column: str, expected: str) -> InputError:
     pos = int(np.flatnonzero(mask)[0])
     value = df[column].iloc[pos]
-    shown = (
-        "empty"
-        if pd.isna(value)
-        else repr(value if not isinstance(value, np.generic) else value.item())
-    )
+    shown = "empty" if not isinstance(value, list | dict) and pd.isna(value) else _shown(value)
     return InputError(
         f"expected {expected}, got {shown}"
         + (f" ({int(mask.sum())} bad rows in all)" if mask.sum() > 1 else ""),
@@ -330,32 +714,113 @@ def numeric_column(
     return values.astype(np.int64) if integer else values
 
 
-def unclean_identifiers(values: np.ndarray) -> np.ndarray:
-    """Mask of identifiers that would silently become *other* identifiers: leading or trailing
-    white space (``" s1"`` is not ``"s1"``) or a NUL / control character."""
-    text = np.asarray(values, dtype=object).astype(str)
-    padded = np.char.strip(text) != text
-    control = np.fromiter((any(ord(c) < 32 or c == "\x7f" for c in t) for t in text), bool,
-                          count=len(text))  # fmt: skip
-    return padded | control
+def order_column(df: pd.DataFrame, column: str) -> np.ndarray:
+    """An ordering column (``order``, a timestamp): int64 when every value is a whole number that
+    int64 holds, compared exactly -- distinct nanosecond timestamps above 2**53 would round to
+    the same float64 -- and float64 otherwise (checked finite, as :func:`numeric_column`)."""
+    number = pd.to_numeric(df[column], errors="coerce")
+    exact = number.dtype.kind == "i" or (
+        number.dtype.kind == "u" and number.max() <= np.iinfo(np.int64).max
+    )
+    if exact and not number.isna().any():
+        return number.to_numpy(dtype=np.int64)
+    return numeric_column(df, column)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def identifier_problem(value: object) -> str | None:
+    """Why ``value`` cannot be an identifier (student, item, skill, question), or None.
+
+    Checked on the value as read -- before any ``astype(str)``, which in numpy drops a trailing
+    NUL and would let ``"skill0\\0"`` pass as ``"skill0"``: surrounding white space (``" s1"`` is
+    not ``"s1"``), a control character (C0, DEL, C1) or line/paragraph separator anywhere, or a
+    JSON list, object or true/false (:class:`JSONText`, or such a value in a frame built in
+    Python), which would otherwise become ``"{'a': 1}"`` or ``"True"``.
+    """
+    if isinstance(value, JSONText):
+        return f"a JSON {value.json_kind}"
+    if isinstance(value, bool | np.bool_ | list | dict | tuple | set):
+        return "true/false" if isinstance(value, bool | np.bool_) else "a list or mapping"
+    text = value if isinstance(value, str) else str(value)
+    if text != text.strip():
+        return "surrounding spaces"
+    if _CONTROL.search(text):
+        return "a control character"
+    return None
+
+
+def unclean_identifiers(values: Iterable[object]) -> np.ndarray:
+    """Mask of identifiers that would silently become *other* identifiers (see
+    :func:`identifier_problem`).  Pass the values as read (e.g. ``pd.factorize``'s uniques), not
+    numpy's ``astype(str)`` of them, which drops trailing NULs."""
+    search = _CONTROL.search
+    mask = [
+        (v != v.strip() or search(v) is not None)
+        if type(v) is str
+        else identifier_problem(v) is not None
+        for v in values
+    ]
+    return np.array(mask, dtype=bool)
+
+
+def _shown(value: object) -> str:
+    """A cell as the user wrote it: the repr of the plain Python value, never ``np.str_('…')``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, JSONText):
+        return f"the JSON {value.json_kind} {value}"
+    return repr(value)
+
+
+def _factorize(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (-1 for missing) and the distinct values as read, as Python objects."""
+    values = col.to_numpy(dtype=object)
+    try:
+        codes, uniques = pd.factorize(values)
+    except TypeError:  # unhashable cells (lists, dicts) in a frame built in Python
+        hashable = np.empty(len(values), dtype=object)
+        hashable[:] = [JSONText(json.dumps(v, default=str)) if isinstance(v, list | dict)
+                       else v for v in values]  # fmt: skip
+        codes, uniques = pd.factorize(hashable)
+    return codes, np.asarray(uniques, dtype=object)
 
 
 def text_column(df: pd.DataFrame, column: str, *, identifier: bool = False) -> np.ndarray:
     """Return ``df[column]`` as strings, refusing empty cells -- and, for an ``identifier``
-    (student, item, skill, question), values with surrounding spaces or control characters,
-    which would otherwise count as a new student or item."""
+    (student, item, skill, question), values :func:`identifier_problem` refuses (surrounding
+    spaces, control characters, JSON lists/objects/booleans), checked on the values as read."""
     col = df[column]
-    bad = col.isna().to_numpy() | (col.astype("string").str.strip() == "").fillna(True).to_numpy()
+    if not identifier:
+        blank = col.isna().to_numpy() | (col.astype("string").str.strip() == "").fillna(True)
+        if blank.any():
+            raise _first_bad(df, np.asarray(blank, dtype=bool), column, "a non-empty value")
+        return col.astype(str).to_numpy()
+    codes, uniques = _factorize(col)  # the checks look at each distinct value once
+    empty = [k for k, u in enumerate(uniques) if not (u if type(u) is str else str(u)).strip()]
+    bad = (codes < 0) | np.isin(codes, empty)
     if bad.any():
         raise _first_bad(df, bad, column, "a non-empty value")
-    values = col.astype(str).to_numpy()
-    if identifier:
-        codes, uniques = pd.factorize(values)
-        unclean = np.flatnonzero(unclean_identifiers(uniques))
-        if len(unclean):
-            raise _first_bad(df, np.isin(codes, unclean), column,
-                             "an identifier without surrounding spaces or control characters")  # fmt: skip
-    return values
+    unclean = np.flatnonzero(unclean_identifiers(uniques))
+    if len(unclean):
+        rows = np.isin(codes, unclean)
+        pos = int(np.flatnonzero(rows)[0])
+        value = uniques[codes[pos]]
+        kind = identifier_problem(value)
+        expected = (
+            "an identifier without surrounding spaces or control characters"
+            if kind in ("surrounding spaces", "a control character")
+            else "an identifier (text or a number)"
+        )
+        raise InputError(
+            f"expected {expected}, got {_shown(value)}"
+            + (f" ({int(rows.sum())} bad rows in all)" if rows.sum() > 1 else ""),
+            file=_file(df),
+            line=line_of(df, pos),
+            column=column,
+        )
+    return col.astype(str).to_numpy()
 
 
 def check_unique(df: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:
@@ -363,5 +828,5 @@ def check_unique(df: pd.DataFrame, columns: Sequence[str], *, what: str) -> None
     dup = df.duplicated(list(columns), keep="first").to_numpy()
     if dup.any():
         pos = int(np.flatnonzero(dup)[0])
-        key = ", ".join(f"{c}={df[c].iloc[pos]!r}" for c in columns)
+        key = ", ".join(f"{c}={_shown(df[c].iloc[pos])}" for c in columns)
         raise InputError(f"duplicate {what} ({key})", file=_file(df), line=line_of(df, pos))

@@ -189,7 +189,7 @@ def _run_command(path: Path) -> str | None:
     """The command recorded in the run directory ``path``, or None if it holds no run."""
     try:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     command = config.get("command") if isinstance(config, dict) else None
     return command if isinstance(command, str) else None
@@ -241,7 +241,7 @@ def clear_run(path: str | Path) -> None:
     if previous.exists():
         try:
             listed = json.loads(previous.read_text()).get("tables", {})
-        except (json.JSONDecodeError, OSError, AttributeError):
+        except (json.JSONDecodeError, OSError, AttributeError, RecursionError):
             listed = {}
         for name in listed.values() if isinstance(listed, dict) else []:
             target = path / str(name)

@@ -27,7 +27,6 @@ item, choice, correct``; ``choice`` empty when unknown).
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from dataclasses import dataclass
@@ -37,7 +36,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, binary_column, line_of, read_table, require_columns, text_column
+from ..io import (
+    InputError,
+    binary_column,
+    line_of,
+    load_json,
+    read_table,
+    require_columns,
+    text_column,
+)
 
 __all__ = ["ItemData", "read_items", "read_responses", "read_qgsms_questions", "load_item_data"]
 
@@ -63,8 +70,8 @@ def _labels(n: int) -> list[str]:
 def _parse_choices(value: Any, *, file: str, line: int | None) -> dict[str, str]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
+            value = load_json(value)  # nesting bounded: no RecursionError
+        except InputError:
             raise InputError(
                 "expected a JSON list or object of options", file=file, line=line, column="choices"
             ) from None

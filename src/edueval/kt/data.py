@@ -20,9 +20,10 @@ import pandas as pd
 
 from ..io import (
     InputError,
+    JSONText,
     binary_column,
     line_of,
-    numeric_column,
+    order_column,
     read_table,
     require_columns,
     unclean_identifiers,
@@ -129,12 +130,13 @@ def _identifiers(df: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
             line=line_of(df, int(np.flatnonzero(bad)[0])),
             column=name,
         )
-    unclean = np.flatnonzero(unclean_identifiers(text))  # on the distinct values only: cheap
+    # on the distinct values as read (numpy's astype(str) above drops a trailing NUL): cheap
+    unclean = np.flatnonzero(unclean_identifiers(uniques))
     if len(unclean):
         pos = int(np.flatnonzero(np.isin(codes, unclean))[0])
         raise InputError(
             f"expected an identifier without surrounding spaces or control characters, got "
-            f"{text[codes[pos]]!r} (it would count as another {name})",
+            f"{_shown(uniques[codes[pos]])} (it would count as another {name})",
             file=df.attrs.get("file"),
             line=line_of(df, pos),
             column=name,
@@ -146,6 +148,16 @@ def _sorted_codes(codes: np.ndarray, names: np.ndarray) -> tuple[np.ndarray, np.
     """Renumber codes so that names are in sorted order."""
     rank = np.argsort(names.astype(str), kind="stable")
     return np.argsort(rank)[codes], names[rank]
+
+
+def _shown(value: object) -> str:
+    """An identifier as the user wrote it (JSON lists/objects as their JSON text)."""
+    return f"the JSON value {value}" if isinstance(value, JSONText) else repr(str(value))
+
+
+def _number(value: np.integer | np.floating) -> str:
+    """An order value as written: integers in full (a nanosecond timestamp), floats as %g."""
+    return str(int(value)) if isinstance(value, np.integer) else f"{value:g}"
 
 
 def _where(df: pd.DataFrame, position: int) -> str:
@@ -164,9 +176,12 @@ def _order_by(
     """
     if order is None:
         return K.radix_argsort(group, max(n_groups - 1, 0).bit_length())
-    lo, hi = float(order.min()), float(order.max())
-    if max(-lo, hi) < 2.0**62 and np.array_equal(order, np.floor(order)):
-        # integral floats convert to int64 exactly; the key arithmetic is then exact too
+    lo, hi = order.min(), order.max()
+    if order.dtype.kind == "i" or (
+        max(-lo, hi) < 2.0**62 and np.array_equal(order, np.floor(order))
+    ):
+        # int64 orders (exact, see io.order_column) and integral floats (which convert to int64
+        # exactly); the key arithmetic is then exact too
         span = int(hi) - int(lo) + 1
         if span * n_groups < 2**62:
             key = group * np.int64(span) + (order.astype(np.int64) - np.int64(lo))
@@ -197,7 +212,7 @@ def pack(
     skill_codes, skill_names = _sorted_codes(*_identifiers(df, cols.skill))
     n_students = len(student_names)
     group = skill_codes * n_students + student_codes
-    order = numeric_column(df, cols.order) if cols.order in df.columns else None
+    order = order_column(df, cols.order) if cols.order in df.columns else None
     perm, g = _order_by(group, len(skill_names) * n_students, order)
 
     new_seq = np.ones(len(perm), dtype=bool)
@@ -210,7 +225,7 @@ def pack(
             i = int(np.flatnonzero(tie)[0])
             raise InputError(
                 f"two responses of student {str(student_names[g[i] % n_students])!r} on skill "
-                f"{str(skill_names[g[i] // n_students])!r} have the same order {o[i]:g} "
+                f"{str(skill_names[g[i] // n_students])!r} have the same order {_number(o[i])} "
                 f"(the other is {_where(df, int(perm[i - 1]))})"
                 + (f"; {int(tie.sum())} such repeats in all" if tie.sum() > 1 else "")
                 + "; each response needs its own order (duplicate rows?)",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import InputError
+from ..io import InputError, load_json
 from ..runs import atomic_write
 from .bkt import BKT
 from .data import Columns
@@ -70,10 +70,7 @@ def _read_meta(folder: Path) -> dict:
     meta_path = folder / "model.json"
     if not meta_path.is_file():
         raise InputError("expected model.json (written by save_model)", file=meta_path)
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", file=meta_path, line=exc.lineno) from None
+    meta = load_json(meta_path.read_text(encoding="utf-8"), file=meta_path)
     if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
         got = meta.get("format") if isinstance(meta, dict) else None
         raise InputError(f"expected format {MODEL_FORMAT!r}, got {got!r}", file=meta_path)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, binary_column
+from ..io import InputError, binary_column, order_column
 from .data import Columns
 from .model_files import MODEL_FORMAT, load_model, save_model
 from .params import PARAM_NAMES, params_frame
@@ -231,7 +231,7 @@ def replay(roster: Roster, df: pd.DataFrame, columns: Columns | None = None) -> 
     """
     cols = (columns or Columns()).resolve(df)
     if cols.order in df.columns:
-        sequence = np.argsort(df[cols.order].to_numpy(dtype=float), kind="stable")
+        sequence = np.argsort(order_column(df, cols.order), kind="stable")
     else:
         sequence = np.arange(len(df))
     students = df[cols.student].astype(str).to_numpy()

@@ -159,7 +159,7 @@ def _loads_forgiving(s: str) -> Any:
     for attempt in (s, _TRAILING_COMMA.sub(r"\1", s)):
         try:
             return json.loads(attempt)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         try:
             value = ast.literal_eval(attempt)

@@ -274,19 +274,14 @@ class EndpointPool:
 
 def load_endpoints(path: str | Path) -> list[Endpoint]:
     """Read an endpoints YAML file (see the module docstring); bad content is an InputError."""
-    import yaml
-
-    from ..io import InputError
+    from ..io import InputError, load_yaml
 
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read endpoints file: {exc.strerror}", file=p) from None
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = where.line + 1 if where is not None else None
-        raise InputError("not valid YAML", file=p, line=line) from None
+    data = load_yaml(text, file=p)
     if isinstance(data, Mapping) and set(data) == {"endpoints"}:
         data = data["endpoints"]
     if not isinstance(data, list) or not data:

@@ -21,9 +21,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from ..io import InputError, line_of, read_table, read_text, require_columns, text_column
+from ..io import (
+    InputError,
+    line_of,
+    load_yaml,
+    read_table,
+    read_text,
+    require_columns,
+    text_column,
+)
 from ..seeding import rng
 
 __all__ = [
@@ -141,15 +148,7 @@ def read_rater_ids(path: str | Path) -> list[str]:
         raise InputError("expected a file, found a directory", file=path)
     text = read_text(path)
     if path.suffix.lower() in {".yaml", ".yml"}:
-        try:
-            obj = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(
-                f"not valid YAML ({getattr(exc, 'problem', None) or exc})",
-                file=path,
-                line=mark.line + 1 if mark is not None else None,
-            ) from None
+        obj = load_yaml(text, file=path)  # one line naming the line; nesting bounded
         if isinstance(obj, dict):
             ids = [str(k) for k in obj]
         elif isinstance(obj, list) and all(isinstance(v, str | int) for v in obj):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import InputError, read_text
+from ..io import InputError, jsonl_lines, load_json, read_text
 
 __all__ = [
     "AGENT_LABELS",
@@ -112,10 +112,8 @@ def read_released_abilities(folder: str | Path | None = None) -> pd.DataFrame:
     folder = Path(folder) if folder is not None else bundled_folder() / "3_abilities"
     rows = []
     for path in sorted(folder.glob("*.jsonl")):
-        for lineno, line in enumerate(read_text(path).splitlines(), start=1):
-            if not line.strip():
-                continue
-            obj = json.loads(line)
+        for lineno, line in jsonl_lines(read_text(path)):
+            obj = load_json(line, file=path, line=lineno)
             rows.append({"item": _item_id(obj["wherefrom"], path, lineno),
                          "attribute": _RELEASED_ATTRIBUTES[obj["attribute"]],
                          "agent": obj["id"], "alpha_released": float(obj["alpha"])})  # fmt: skip
@@ -172,10 +170,7 @@ def import_teacher_test(path: str | Path) -> pd.DataFrame:
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", file=path, line=lineno) from None
+        obj = load_json(raw, file=path, line=lineno)  # nesting bounded: no RecursionError
         if not isinstance(obj, dict):
             raise InputError("expected a JSON object on each line", file=path, line=lineno)
         item = _item_id(obj, path, lineno)

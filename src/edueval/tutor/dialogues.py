@@ -25,7 +25,9 @@ import pandas as pd
 from ..io import (
     InputError,
     check_unique,
+    jsonl_lines,
     line_of,
+    load_json,
     read_table,
     read_text,
     require_columns,
@@ -56,13 +58,8 @@ def read_dialogues(path: str | Path) -> list[dict]:
         raise InputError("file not found", file=path)
     out: list[dict] = []
     seen: set[str] = set()
-    for n, raw in enumerate(read_text(path).splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", file=path, line=n) from None
+    for n, raw in jsonl_lines(read_text(path)):
+        obj = load_json(raw, file=path, line=n)
         if not isinstance(obj, dict):
             raise InputError("expected a JSON object", file=path, line=n)
         did = obj.get("id")

@@ -97,10 +97,12 @@ def _context(df: pd.DataFrame, pos: int) -> list[tuple[str, str]]:
         return parse_transcript(str(df["context"].iloc[pos]))
     try:
         turns = json.loads(str(raw))
-        if not all(isinstance(t, list) and len(t) == 2 for t in turns):
+        if not isinstance(turns, list) or not all(
+            isinstance(t, list) and len(t) == 2 for t in turns
+        ):
             raise ValueError
         return [(str(s), str(x)) for s, x in turns]
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         raise InputError("expected a JSON list of [speaker, text] pairs",
                          file=df.attrs.get("file"), line=line_of(df, pos), column="context_turns") from None  # fmt: skip
 
