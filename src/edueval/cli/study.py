@@ -9,7 +9,12 @@ from typing import Annotated
 
 import typer
 
+from ..study.inputs import MAX_PARTICIPANTS
 from .common import OutOption, OverwriteOption, done, out_dir, out_file, say, typer_app, warn
+
+#: Most ``study serve --workers``: one process per core is the rule; each holds up to 30
+#: database connections.
+MAX_WORKERS = 256
 
 app = typer_app("The study web app: serve, invite, export.")
 
@@ -30,19 +35,30 @@ def _open(study_path: Path, db: str | None, *, create: bool = True):
 
 def _admin_token(given: str | None, token_file: Path | None) -> str:
     """From --admin-token-file, $EDUEVAL_STUDY_ADMIN_TOKEN or --admin-token (warned: other users
-    see a process's arguments in ``ps``), else a new random one, printed once."""
-    from ..io import InputError, read_text
+    see a process's arguments in ``ps``), else a new random one, printed once.
+
+    A source that is given but empty or unreadable is refused, never replaced by a random token:
+    each host of a multi-host study would then make up its own."""
+    from ..io import InputError
     from ..study.app import admin_token_problem
 
+    env = os.environ.get("EDUEVAL_STUDY_ADMIN_TOKEN")
+    if token_file is not None and given is not None:
+        raise InputError("give --admin-token-file or --admin-token, not both")
     if token_file is not None:
-        token = read_text(token_file).strip()
+        token = _token_from_file(token_file)
     elif given is not None:
         warn("--admin-token is visible to other users in 'ps'; prefer --admin-token-file or "
              "$EDUEVAL_STUDY_ADMIN_TOKEN")  # fmt: skip
+        if not given.strip():
+            raise InputError("--admin-token is empty")
         token = given
+    elif env is not None:
+        if not env.strip():
+            raise InputError("$EDUEVAL_STUDY_ADMIN_TOKEN is set but empty: set it to the admin "
+                             "token, or unset it for a new random one")  # fmt: skip
+        token = env
     else:
-        token = os.environ.get("EDUEVAL_STUDY_ADMIN_TOKEN") or ""
-    if not token:
         token = secrets.token_urlsafe(24)
         say(f"admin token (use as 'Authorization: Bearer ...'): {token}")
     problem = admin_token_problem(token)
@@ -51,12 +67,36 @@ def _admin_token(given: str | None, token_file: Path | None) -> str:
     return token
 
 
+def _token_from_file(path: Path) -> str:
+    """The admin token in ``path`` (surrounding white space, e.g. the final newline, dropped);
+    a missing, unreadable, non-UTF-8 or empty file is one line."""
+    from ..io import InputError, read_text
+
+    try:
+        token = read_text(path).strip()
+    except OSError as exc:
+        raise InputError(f"--admin-token-file: cannot read the file ({exc.strerror or exc})",
+                         file=path) from None  # fmt: skip
+    except InputError as exc:
+        raise InputError(f"--admin-token-file: {exc.message}", file=path, line=exc.line) from None
+    if "\n" in token or "\r" in token:
+        raise InputError("--admin-token-file: the file holds more than one line; write only "
+                         "the admin token in it", file=path)  # fmt: skip
+    if not token:
+        raise InputError("--admin-token-file: the file is empty; write the admin token in it, "
+                         "e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))'",
+                         file=path)  # fmt: skip
+    return token
+
+
 @app.command()
 def serve(
     study_path: StudyArg,
     db: DbOption = None,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port")] = 8000,
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="TCP port, 1-65535.")
+    ] = 8000,
     admin_token_file: Annotated[
         Path | None,
         typer.Option("--admin-token-file", help="File holding the researcher token."),
@@ -70,8 +110,14 @@ def serve(
         ),
     ] = None,  # fmt: skip
     workers: Annotated[
-        int, typer.Option("--workers", min=1, help="Server processes (e.g. the number of cores).")
-    ] = 1,
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=MAX_WORKERS,
+            help=f"Server processes, 1-{MAX_WORKERS} (e.g. the number of cores).",
+        ),
+    ] = 1,  # fmt: skip
     ssl_certfile: Annotated[
         Path | None,
         typer.Option("--ssl-certfile", exists=True, dir_okay=False, help="TLS certificate (PEM)."),
@@ -113,41 +159,51 @@ def serve(
 @app.command()
 def invite(
     study_path: StudyArg,
-    n: Annotated[int, typer.Option("--n", min=0, help="New participants p001, p002, ...")] = 0,
+    n: Annotated[
+        int | None,
+        typer.Option("--n", min=1, max=MAX_PARTICIPANTS,
+                     help=f"New participants p001, p002, ... (1-{MAX_PARTICIPANTS:,})."),
+    ] = None,
     participants: Annotated[
-        Path | None, typer.Option("--participants", help="File with one participant id a line.")
+        Path | None,
+        typer.Option("--participants", help="File with one participant id a line, exactly as "
+                     f"written (at most {MAX_PARTICIPANTS:,})."),
     ] = None,
     base_url: Annotated[str, typer.Option("--base-url")] = "http://127.0.0.1:8000",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="CSV of links to write.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="CSV of links to write (readable by you only: it "
+                     "holds every participant's token)."),
+    ] = None,
     db: DbOption = None,
-) -> None:
+) -> None:  # fmt: skip
     """Create participants with their assignments and print their invite links (CSV)."""
     import pandas as pd
 
-    from ..io import InputError, read_text
-    from ..runs import atomic_write
-    from ..study.export import spreadsheet_safe
+    from ..io import InputError
+    from ..study.export import spreadsheet_safe, write_private
+    from ..study.inputs import read_participants
 
     if out is not None:
         out_file(out)  # before any participant is created: their links must not be lost
     labels: list[str] = []
     if participants is not None:
-        labels = [x.strip() for x in read_text(participants).splitlines() if x.strip()]
+        labels = [label for label, _ in read_participants(participants)]
     study, sdb = _open(study_path, db)
     try:
         if not labels and not n and study.kind == "mcq":
             labels = study.students()
         if not labels and not n:
             raise InputError("nobody to invite: give --n or --participants")
-        rows = sdb.invite(labels) + sdb.invite_numbered(n)
+        rows = sdb.invite(labels) + sdb.invite_numbered(n or 0)
     finally:
         sdb.close()
     table = pd.DataFrame([{"participant": r["label"],
                            "url": f"{base_url.rstrip('/')}/p/{r['token']}"} for r in rows])  # fmt: skip
     text = spreadsheet_safe(table).to_csv(index=False, lineterminator="\n")
     if out is not None:
-        atomic_write(out, text)
-        say(f"{len(table)} invite links -> {out}")
+        write_private(out, text)
+        say(f"{len(table)} invite links -> {out} (readable by you only)")
     else:
         typer.echo(text, nl=False)
 

@@ -382,7 +382,12 @@ def admin_token_problem(token: str) -> str | None:
 
     The rule: at least 16 characters and at least 64 bits by the Shannon entropy of its own
     characters (length x entropy per character), which refuses ``aaaaaaaaaaaaaaaa`` or
-    ``abababababababab``; a ``secrets.token_urlsafe(24)`` token has about 150."""
+    ``abababababababab``; a ``secrets.token_urlsafe(24)`` token has about 150.  It is one word
+    of printable ASCII: it travels in an ``Authorization`` header, where a line break, a space
+    or a control character (a token file of two lines, say) could never be sent."""
+    if not token.isascii() or not token.isprintable() or any(c.isspace() for c in token):
+        return ("the admin token must be one word of printable ASCII characters (no spaces, "
+                "line breaks or control characters)")  # fmt: skip
     if len(token) < 16:
         return "the admin token must have at least 16 characters"
     counts = [token.count(c) for c in set(token)]

@@ -19,10 +19,21 @@ Items by kind:
 * ``open`` (P5 Phase 1): ``{"id", "question", "correct_answer"}``;
 * ``mcq`` (P5 Phase 2, e.g. ``mcqs.csv`` of ``turing assemble``): ``student, question,
   related_question, option_1..4, source_1..4``; a participant's label is their student id.
+  ``option_k`` and ``source_k`` go together; a source is ``correct``, ``ai``, ``human`` or
+  ``random`` (several sharing one option joined by ``+``, as ``turing assemble`` writes them).
+
+Rules (checked when any ``study`` command loads the study, before a database is touched): ids --
+item ids, agents, question ids, MCQ students and questions -- are taken exactly as written (see
+:mod:`.inputs`: no surrounding spaces or control characters, no ``null``/list/object; ``007``
+stays ``007``); no id is given twice (two questions with one id would each be answered and one
+answer would overwrite the other), nor a key twice in one YAML mapping or JSON object; unknown
+settings are refused with the nearest known one; ``seed`` is a whole number 0 ... 2**63 - 1 and
+``items_per_participant`` at least 1.  Each refusal is one line naming the file and line.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -31,9 +42,18 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
-from ..io import InputError, read_table, read_text
+from ..io import InputError, line_of, load_yaml, read_table, read_text
+from .inputs import (
+    both_places,
+    check_identifier,
+    first_duplicate,
+    read_items_json,
+    read_items_jsonl,
+    unpaired_surrogate,
+    yaml_duplicate_key,
+    yaml_questions,
+)
 
 __all__ = ["Study", "load_study", "KINDS"]
 
@@ -79,127 +99,212 @@ def _fail(path: Path, msg: str, column: str | None = None) -> InputError:
     return InputError(msg, file=path, column=column)
 
 
-def _integer(path: Path, cfg: dict[str, Any], key: str, default: int) -> int:
-    """``cfg[key]`` as a whole number; ``2.7`` or ``"two"`` is refused, not rounded."""
+#: Keys ``study.yaml`` may hold; anything else (``item_per_participant``) is refused, naming the
+#: nearest known key, instead of being ignored.
+KEYS = ("title", "kind", "items", "items_per_participant", "seed", "consent", "questions",
+        "practice")  # fmt: skip
+
+#: Seeds are numpy ``SeedSequence`` entropy: a whole number 0 <= seed <= 2**63 - 1.
+MAX_SEED = 2**63 - 1
+
+
+def _integer(path: Path, cfg: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
+    """``cfg[key]`` as a whole number in ``[low, high]``; ``2.7`` or ``"two"`` is refused, not
+    rounded, and a long integer is read exactly (not through a float)."""
     value = cfg.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            try:
+                as_float = float(value)
+            except ValueError:
+                as_float = float("nan")
+            number = int(as_float) if as_float.is_integer() else None
+    if number is None:
         raise _fail(path, f"{key} must be a whole number, got {value!r}", key)
-    try:
-        number = float(value)
-    except ValueError:
-        number = float("nan")
-    if not number.is_integer():
-        raise _fail(path, f"{key} must be a whole number, got {value!r}", key)
-    return int(number)
+    if not low <= number <= high:
+        raise _fail(path, f"{key} must be between {low} and {high:,}, got {number}", key)
+    return number
 
 
-def _read_items(path: Path) -> list[dict[str, Any]]:
+def _read_items(path: Path) -> list[tuple[int | None, Any]]:
+    """``(line, raw item)`` of the items file (JSONL, JSON, or a table)."""
     if not path.is_file():
         raise InputError("items file not found", file=path)
-    if path.suffix.lower() in {".jsonl", ".ndjson"}:
-        items = []
-        for n, line in enumerate(read_text(path).splitlines(), start=1):
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not valid JSON ({exc.msg})", file=path, line=n) from None
-                if not isinstance(obj, dict):
-                    raise InputError("expected a JSON object", file=path, line=n)
-                obj["_line"] = n
-                items.append(obj)
-        return items
-    df = read_table(path, text_columns=["id", "student", "question"])
-    df = df.astype(object).where(pd.notna(df), "")
-    return [dict(r, _line=int(n)) for n, r in zip(df.index, df.to_dict("records"), strict=True)]
+    suffix = path.suffix.lower()
+    if suffix in {".jsonl", ".ndjson"}:
+        return read_items_jsonl(path)
+    if suffix == ".json":
+        return read_items_json(path)
+    df = read_table(path, text_columns=_TEXT_COLUMNS)
+    df = df.astype(object).where(pd.notna(df), None)
+    return [(line_of(df, n), r) for n, r in enumerate(df.to_dict("records"))]
 
 
-def _check_item(kind: str, it: dict[str, Any], path: Path) -> dict[str, Any]:
-    line = it.pop("_line", None)
+#: Columns of a table of items read as text exactly as written ("1.50" is not 1.5).
+_TEXT_COLUMNS = ["id", "student", "question", "related_question", "correct_answer", "context",
+                 *(f"{c}_{k}" for c in ("option", "source") for k in range(1, 5))]  # fmt: skip
 
-    def bad(msg: str, col: str) -> InputError:
+
+def _text(
+    value: Any, what: str, bad: Any, *, required: bool = True, column: str | None = None
+) -> str:
+    """A text field (not an identifier): text or a number; ``null``/missing is empty."""
+    column = column or what
+    if value is None:
+        value = ""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise bad(f"expected {what} as text", column)
+    text = str(value)
+    if required and not text.strip():
+        raise bad(f"expected a non-empty {what}", column)
+    if unpaired_surrogate(text):
+        raise bad(f"expected {what} as UTF-8 text (it holds an unpaired surrogate)", column)
+    return text
+
+
+def _check_item(kind: str, it: Any, path: Path, line: int | None) -> dict[str, Any]:
+    def bad(msg: str, col: str | None = None) -> InputError:
         return InputError(msg, file=path, line=line, column=col)
 
+    def ident(col: str, what: str) -> str:
+        return check_identifier(it.get(col), what, file=path, line=line, column=col)
+
+    if not isinstance(it, dict):
+        raise bad("expected an object (one item)")
     if kind == "comparative":
-        if not str(it.get("id", "")).strip():
-            raise bad("expected a non-empty id", "id")
+        item_id = ident("id", "item id")
         replies = it.get("replies")
-        if (
-            not isinstance(replies, dict)
-            or len(replies) < 2
-            or not all(isinstance(v, str) and v.strip() for v in replies.values())
-        ):
+        if not isinstance(replies, dict) or len(replies) < 2:
             raise bad("expected at least two non-empty replies {agent: text}", "replies")
+        agents = {}
+        for agent, reply in replies.items():
+            agent = check_identifier(agent, "agent id", file=path, line=line, column="replies")
+            agents[agent] = _text(reply, f"reply of agent {agent!r}", bad, column="replies")
+            agents[agent] = agents[agent].strip()
         ctx = it.get("context", "")
         if isinstance(ctx, str):
             ctx = [{"speaker": "", "text": ctx}] if ctx else []
         if not isinstance(ctx, list) or not all(isinstance(t, dict) and "text" in t for t in ctx):
             raise bad("expected a string or a list of {speaker, text}", "context")
-        return {"id": str(it["id"]), "context": ctx,
-                "replies": {str(k): v.strip() for k, v in replies.items()}}  # fmt: skip
+        return {"id": item_id, "context": ctx, "replies": agents}
     if kind == "open":
-        for col in ("id", "question", "correct_answer"):
-            if not str(it.get(col, "")).strip():
-                raise bad(f"expected a non-empty {col}", col)
-        return {"id": str(it["id"]), "question": str(it["question"]),
-                "correct_answer": str(it["correct_answer"])}  # fmt: skip
-    for col in ("student", "question", "related_question", "option_1", "source_1"):
-        if not str(it.get(col, "")).strip():
-            raise bad(f"expected a non-empty {col}", col)
+        return {"id": ident("id", "item id"), "question": _text(it.get("question"), "question", bad),
+                "correct_answer": _text(it.get("correct_answer"), "correct_answer", bad)}  # fmt: skip
+    student, question = ident("student", "student id"), ident("question", "question id")
     options = []
     for k in range(1, 5):
-        text, src = str(it.get(f"option_{k}", "")).strip(), str(it.get(f"source_{k}", "")).strip()
-        if text and src:
+        text = _text(it.get(f"option_{k}"), f"option_{k}", bad, required=k == 1).strip()
+        src = _text(it.get(f"source_{k}"), f"source_{k}", bad, required=k == 1).strip()
+        if bool(text) != bool(src):
+            raise bad(f"option_{k} and source_{k} go together (one is empty)",
+                      f"option_{k}" if not text else f"source_{k}")  # fmt: skip
+        if text:
             options.append({"position": k, "text": text, "source": src})
-    return {"id": str(it["question"]), "student": str(it["student"]),
-            "question": str(it["related_question"]), "options": options}  # fmt: skip
+    _check_sources(options, bad)
+    return {"id": question, "student": student,
+            "question": _text(it.get("related_question"), "related_question", bad),
+            "options": options}  # fmt: skip
+
+
+#: Sources of an MCQ option (``turing assemble``); one option proposed by several is written
+#: ``ai+human``.  ``turing analyze`` reads exactly these, so anything else is refused at load,
+#: not after participants have answered.
+SOURCES = ("correct", "ai", "human", "random")
+
+
+def _check_sources(options: list[dict[str, Any]], bad: Any) -> None:
+    seen: set[str] = set()
+    for k, source in ((o["position"], o["source"]) for o in options):
+        for part in source.split("+"):
+            if part not in SOURCES:
+                raise bad(f"expected a source among {', '.join(SOURCES)} (or several joined by "
+                          f"'+'), got {source!r}", f"source_{k}")  # fmt: skip
+            if part in seen:
+                raise bad(f"source {part!r} is given to two options", f"source_{k}")
+            seen.add(part)
+
+
+def _checked_items(kind: str, items_path: Path) -> list[dict[str, Any]]:
+    """The study's items, each checked; two items with one id (one MCQ per student and
+    question) are refused naming both lines."""
+    raw = _read_items(items_path)
+    items = [_check_item(kind, it, items_path, line) for line, it in raw]
+    if not items:
+        raise InputError("no items", file=items_path)
+    has_lines = all(line is not None for line, _ in raw)
+    keys = [((i.get("student"), i["id"]), line if has_lines else n)
+            for n, (i, (line, _)) in enumerate(zip(items, raw, strict=True), start=1)]  # fmt: skip
+    dup = first_duplicate(keys)
+    if dup is not None:
+        (student, item_id), a, b = dup
+        what = (f"MCQ of student {student!r} on question {item_id!r}" if kind == "mcq"
+                else f"item id {item_id!r}")  # fmt: skip
+        raise InputError(f"{what} is given twice ({both_places(a, b, 'line' if has_lines else 'item')})",
+                         file=items_path, line=b if has_lines else None,
+                         column="question" if kind == "mcq" else "id")  # fmt: skip
+    return items
+
+
+def _settings(path: Path) -> tuple[dict[str, Any], Any]:
+    """``study.yaml`` as data and as a YAML node tree (for lines and scalars as written)."""
+    import yaml
+
+    text = read_text(path)
+    cfg = load_yaml(text, file=path)  # one line for bad YAML or nesting too deep
+    if not isinstance(cfg, dict):
+        raise _fail(path, "expected a mapping of study settings")
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    dup = yaml_duplicate_key(root)
+    if dup is not None:
+        key, a, b = dup
+        raise InputError(f"key {key!r} is given twice ({both_places(a, b)}): which one is meant?",
+                         file=path, line=b)  # fmt: skip
+    for key in cfg:
+        if key not in KEYS:
+            near = difflib.get_close_matches(str(key), KEYS, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else f" (known: {', '.join(KEYS)})"
+            raise _fail(path, f"unknown setting {key!r}{hint}", str(key))
+    return cfg, root
 
 
 def load_study(path: str | Path) -> Study:
-    """Read and validate ``study.yaml`` and its items (errors name file, line and key)."""
+    """Read and validate ``study.yaml`` and its items (errors name file, line and key).
+
+    Ids (items, agents, questions, MCQ students) are taken exactly as written and must be
+    unique: see :mod:`edueval.study.inputs`."""
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found", file=path)
-    try:
-        cfg = yaml.safe_load(read_text(path))
-    except yaml.YAMLError as exc:
-        raise InputError(
-            f"not valid YAML ({' '.join(str(exc).split())[:120]})", file=path
-        ) from None
-    if not isinstance(cfg, dict):
-        raise _fail(path, "expected a mapping of study settings")
+    cfg, root = _settings(path)
     kind = cfg.get("kind")
     if kind not in KINDS:
         raise _fail(path, f"expected kind one of {', '.join(KINDS)}, got {kind!r}", "kind")
     if not isinstance(cfg.get("items"), str):
         raise _fail(path, "expected 'items': path of the items file", "items")
     items_path = (path.parent / cfg["items"]).resolve()
-    items = [_check_item(kind, it, items_path) for it in _read_items(items_path)]
-    if not items:
-        raise InputError("no items", file=items_path)
-    keys = [(i.get("student"), i["id"]) for i in items]
-    if len(set(keys)) != len(keys):
-        raise InputError("duplicate item id", file=items_path, column="id")
-    questions = cfg.get("questions") or []
-    if kind == "comparative":
-        if not questions or not all(
-            isinstance(q, dict) and str(q.get("id", "")).strip() and str(q.get("text", "")).strip()
-            for q in questions
-        ):
-            raise _fail(path, "comparative studies need questions: [{id, text}, ...]", "questions")
-        questions = [{"id": str(q["id"]), "text": str(q["text"])} for q in questions]
-    per = _integer(path, cfg, "items_per_participant", len(items))
-    seed = _integer(path, cfg, "seed", 0)
-    if per < 1:
-        raise _fail(path, "items_per_participant must be at least 1", "items_per_participant")
+    items = _checked_items(kind, items_path)
+    questions = yaml_questions(root, path) or []
+    if kind == "comparative" and not questions:
+        raise _fail(path, "comparative studies need questions: [{id, text}, ...]", "questions")
+    per = _integer(path, cfg, "items_per_participant", len(items), 1, 10**9)
+    seed = _integer(path, cfg, "seed", 0, 0, MAX_SEED)
     practice = cfg.get("practice")
     if practice is not None:
         if not isinstance(practice, dict) or kind == "mcq":
             raise _fail(path, "practice must be one item (comparative or open studies)", "practice")
-        practice = _check_item(kind, dict(practice, id=practice.get("id", "practice")), path)
+        practice = _check_item(kind, dict(practice, id=practice.get("id", "practice")), path, None)
     fingerprint = hashlib.sha256(
         json.dumps([kind, items, questions], sort_keys=True).encode()
     ).hexdigest()[:16]
-    return Study(path=path, title=str(cfg.get("title", "Study")), kind=kind, items=items,
-                 items_per_participant=per, seed=seed, consent=str(cfg.get("consent", "")),
-                 questions=questions, practice=practice, fingerprint=fingerprint)  # fmt: skip
+    title, consent = cfg.get("title"), cfg.get("consent")
+    return Study(path=path, title="Study" if title is None else str(title), kind=kind,
+                 items=items, items_per_participant=per, seed=seed,
+                 consent="" if consent is None else str(consent), questions=questions,
+                 practice=practice, fingerprint=fingerprint)  # fmt: skip

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import os
 import re
 import secrets
@@ -52,10 +53,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from ..io import InputError
+from ..io import InputError, identifier_problem
 from .config import Study
 
-__all__ = ["StudyDB", "default_db_url", "assign_units"]
+__all__ = ["StudyDB", "default_db_url", "assign_units", "unit_layout"]
 
 metadata = MetaData()
 meta = Table("study_meta", metadata, Column("key", String(64), primary_key=True),
@@ -164,15 +165,24 @@ def _now() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
 
-def assign_units(study: Study, k: int) -> list[tuple[str, str | None, str | None]]:
-    """The units of participant ``k`` (0-based), in shown order, A/B sides resolved."""
+def unit_layout(study: Study) -> list[tuple[str, str | None, str | None]]:
+    """All units in assignment order: round r holds the r-th pair of every item, items in the
+    seeded order.  The same for every participant, so computed once per invite."""
     rng0 = np.random.default_rng(study.seed)
     order = [study.items[i]["id"] for i in rng0.permutation(len(study.items))]
     per_item: dict[str, list] = {}
     for u in study.units():
         per_item.setdefault(u[0], []).append(u)
     rounds = max(len(v) for v in per_item.values())
-    layout = [per_item[i][r] for r in range(rounds) for i in order if r < len(per_item[i])]
+    return [per_item[i][r] for r in range(rounds) for i in order if r < len(per_item[i])]
+
+
+def assign_units(
+    study: Study, k: int, layout: list[tuple[str, str | None, str | None]] | None = None
+) -> list[tuple[str, str | None, str | None]]:
+    """The units of participant ``k`` (0-based), in shown order, A/B sides resolved
+    (``layout``: :func:`unit_layout` of the study, if already computed)."""
+    layout = unit_layout(study) if layout is None else layout
     n = min(study.items_per_participant, len(layout))
     chosen = [layout[(k * n + j) % len(layout)] for j in range(n)]
     rng = np.random.default_rng([study.seed, k])
@@ -287,71 +297,106 @@ class StudyDB:
         self.engine.dispose()
 
     # -- participants ---------------------------------------------------------------------------
+    #: participants created per transaction: one commit each made ``invite --n 1000`` take 24 s;
+    #: a batch holds the write lock (SQLite) or the study's advisory lock (PostgreSQL) for well
+    #: under a second, so a running ``study serve`` is not held up.
+    BATCH = 500
+
     def invite(self, labels: list[str]) -> list[dict[str, str]]:
         """Create participants and their assignments; returns ``[{label, token}]``.  A label that
-        already exists keeps its token and assignments (inviting twice is harmless)."""
-        out = []
-        for label in labels:
-            label = self._valid_label(label)
+        already exists keeps its token and assignments (inviting twice is harmless).  Every
+        label is checked before anyone is created."""
+        labels = [self._valid_label(label) for label in labels]
+        tokens: dict[str, str] = {}
+        layout = self._layout()
+        for start in range(0, len(labels), self.BATCH):
+            batch = list(dict.fromkeys(labels[start : start + self.BATCH]))
             with self.engine.begin() as c:
                 _serialised(c)  # the count below numbers participants: one invite at a time
-                row = c.execute(
-                    select(participants.c.token).where(participants.c.label == label)
-                ).first()
-                token = row[0] if row is not None else self._create(c, label)
-                out.append({"label": label, "token": token})
-        return out
+                rows = c.execute(select(participants.c.label, participants.c.token)
+                                 .where(participants.c.label.in_(batch))).all()  # fmt: skip
+                tokens.update({label: token for label, token in rows})
+                new = [label for label in batch if label not in tokens]
+                k = c.execute(select(func.count()).select_from(participants)).scalar_one()
+                tokens.update(self._create(c, new, k, layout))
+        return [{"label": label, "token": tokens[label]} for label in labels]
 
     def invite_numbered(self, n: int, prefix: str = "p") -> list[dict[str, str]]:
         """``n`` new participants labelled with the lowest free numbers: ``p001``, ``p002``, ...
 
-        The next free number is read and taken in one step under the study's lock, so two
+        The next free numbers are read and taken in one step under the study's lock, so two
         invites run at once (from two hosts, say) never hand out the same participant."""
         out = []
-        for _ in range(n):
+        layout = self._layout()
+        for start in range(0, n, self.BATCH):
             with self.engine.begin() as c:
                 _serialised(c)
                 taken = set(c.execute(select(participants.c.label)).scalars())
-                j = 1
-                while f"{prefix}{j:03d}" in taken:
-                    j += 1
-                label = self._valid_label(f"{prefix}{j:03d}")
-                out.append({"label": label, "token": self._create(c, label)})
+                k, j, new = len(taken), 1, []
+                for _ in range(min(self.BATCH, n - start)):
+                    while f"{prefix}{j:03d}" in taken:
+                        j += 1
+                    new.append(self._valid_label(f"{prefix}{j:03d}"))
+                    taken.add(new[-1])
+                tokens = self._create(c, new, k, layout)
+                out += [{"label": label, "token": tokens[label]} for label in new]
         return out
 
+    def _layout(self) -> list[tuple[str, str | None, str | None]] | None:
+        return None if self.study.kind == "mcq" else unit_layout(self.study)
+
     def _valid_label(self, label: Any) -> str:
-        label = str(label).strip()
-        if not label or len(label) > 200 or not label.isprintable():
-            raise InputError(f"participant label must be 1-200 printable characters, got {label!r}")
-        if self.study.kind == "mcq" and label not in set(self.study.students()):
+        """A participant label exactly as given: 1-200 printable characters without
+        surrounding spaces (``" ann"`` is not ``"ann"``); for ``mcq`` a student of the items."""
+        if not isinstance(label, str):
+            raise InputError(f"participant label must be text, got {label!r}")
+        problem = identifier_problem(label)
+        if not label or len(label) > 200 or not label.isprintable() or problem:
+            raise InputError("participant label must be 1-200 printable characters without "
+                             f"surrounding spaces, got {label!r}")  # fmt: skip
+        if self.study.kind == "mcq" and label not in self._students:
             raise InputError(f"no MCQ for student {label!r} in the study's items")
         return label
 
-    def _create(self, c: Any, label: str) -> str:
-        """Insert participant ``label`` (numbered after those before) and its assignments, in
-        the caller's transaction; returns the token."""
-        k = c.execute(select(func.count()).select_from(participants)).scalar_one()
-        token = secrets.token_urlsafe(24)
-        pid = c.execute(
-            participants.insert().values(
-                label=label,
-                token=token,
-                idx=k,
-                csrf=secrets.token_urlsafe(24),
-                created_at=_now(),
-            )  # fmt: skip
-        ).inserted_primary_key[0]
-        if self.study.kind == "mcq":
-            mine = [i["id"] for i in self.study.items if i["student"] == label]
-            rng = np.random.default_rng([self.study.seed, k])
-            units = [(mine[i], None, None) for i in rng.permutation(len(mine))]
-        else:
-            units = assign_units(self.study, k)
-        c.execute(assignments.insert(), [
-            {"participant_id": pid, "position": pos, "item_id": i, "first": a, "second": b}
-            for pos, (i, a, b) in enumerate(units, start=1)
-        ])  # fmt: skip
-        return token
+    @functools.cached_property
+    def _students(self) -> set[str]:
+        return set(self._mcqs_of)
+
+    @functools.cached_property
+    def _mcqs_of(self) -> dict[str, list[str]]:
+        """``mcq``: each student's question ids, in the items' order."""
+        out: dict[str, list[str]] = {}
+        for item in self.study.items if self.study.kind == "mcq" else []:
+            out.setdefault(item["student"], []).append(item["id"])
+        return out
+
+    def _create(self, c: Any, labels: list[str], k: int, layout: list | None) -> dict[str, str]:
+        """Insert participants ``labels`` (new, distinct) as the ``k``-th, ``k+1``-th, ...
+        (0-based, in invite order) with their assignments, in the caller's transaction, in
+        three statements; returns ``{label: token}``."""
+        if not labels:
+            return {}
+        now = _now()
+        people = [{"label": label, "token": secrets.token_urlsafe(24), "idx": k + n,
+                   "csrf": secrets.token_urlsafe(24), "created_at": now}
+                  for n, label in enumerate(labels)]  # fmt: skip
+        c.execute(participants.insert(), people)
+        pid = dict(c.execute(select(participants.c.label, participants.c.id)
+                             .where(participants.c.label.in_(labels))).all())  # fmt: skip
+        rows = []
+        for person in people:
+            label, idx = person["label"], person["idx"]
+            if self.study.kind == "mcq":
+                mine = self._mcqs_of[label]
+                rng = np.random.default_rng([self.study.seed, idx])
+                units = [(mine[i], None, None) for i in rng.permutation(len(mine))]
+            else:
+                units = assign_units(self.study, idx, layout)
+            rows += [{"participant_id": pid[label], "position": pos, "item_id": i, "first": a,
+                      "second": b} for pos, (i, a, b) in enumerate(units, start=1)]  # fmt: skip
+        if rows:
+            c.execute(assignments.insert(), rows)
+        return {p["label"]: p["token"] for p in people}
 
     def participant(self, token: str) -> dict[str, Any] | None:
         with self.engine.connect() as c:

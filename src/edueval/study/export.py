@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +13,7 @@ from ..runs import RunDir
 from .config import Study
 from .db import StudyDB
 
-__all__ = ["export_run", "EXPORT_NAMES", "spreadsheet_safe"]
+__all__ = ["export_run", "EXPORT_NAMES", "spreadsheet_safe", "write_private"]
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -69,3 +71,24 @@ def _redact(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:
         return "<unparseable url>"
+
+
+def write_private(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` readable and writable by its owner only (mode 0600, whatever
+    the umask), through a temporary file in the same folder and an atomic rename: the invite
+    links hold each participant's token, and a reader never sees half a file.  A file already
+    at ``path`` is replaced (its permissions are not kept)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)  # mkstemp's own mode, said once more on purpose
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
