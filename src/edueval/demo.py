@@ -168,7 +168,8 @@ def run_demo(
         out / "qgsms", out / "items-simulate" / "demo_pairs.csv",
         out / "items-simulate" / "items.jsonl", methods=p4_methods,
         open_model=lambda log_path: _get_model("local", log_path=log_path),
-        model_name="local", cfg=MethodConfig(), limit=1, seed=seed, bradley_terry=False,
+        model_name="local", cfg=MethodConfig(max_profiles=10, explanation_chars=120), limit=1,
+        seed=seed, bradley_terry=False,
     )  # fmt: skip
     acc4 = r4["accuracy"]
     entries.append(

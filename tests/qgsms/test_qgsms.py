@@ -17,7 +17,7 @@ from edueval.items.pairs import REQUIREMENTS
 from edueval.items.pipeline import simulate_run
 from edueval.items.simulate import ClassroomConfig
 from edueval.models import get_model
-from edueval.models.scripted_server import ScriptedServer, last_user_message
+from edueval.models.scripted_server import ScriptedServer, last_user_message, messages_key
 from edueval.qgsms import METHODS, run_qgsms
 
 JUDGES = [m for m in METHODS if m != "direct"]
@@ -46,53 +46,75 @@ def _sections(prompt: str) -> tuple[str, str]:
     return a, b
 
 
-def make_script(room, verdict: str = "perfect", bad_predictions: bool = False):
+def _understanding(i: int, long: bool) -> str:
+    text = f"Student {i} has level {i} of understanding of the material"
+    if long:  # a detailed profile, far over the 160 characters an earlier version kept
+        text += "; " + ", ".join(f"detail {i}.{k} about what they know and confuse"
+                                 for k in range(12))  # fmt: skip
+    return text
+
+
+def make_script(room, verdict: str = "perfect", bad_predictions: bool | str = False,
+                extra_profiles: int = 0, long_profiles: bool = False, favour_first: bool = False):  # fmt: skip
+    """A scripted model: step outputs by schema title; verdicts perfect or always "(a)".
+    ``favour_first``: Step 2 has every student right on Question 1 and wrong on Question 2 (a
+    simulator with a position preference)."""
     _, pairs, items = room
     by_text = {v["text"]: k for k, v in items.items()}
     truth = {(frozenset((r["q1"], r["q2"])), r["dimension"]): r["better"]
              for r in pairs.to_dict("records")}  # fmt: skip
     dims = {REQUIREMENTS[d]: d for d in ("DF", "DC", "DE")}
+    seen: set[str] = set()
 
     def decide(prompt: str) -> str:
-        if verdict == "a":
-            return "a"
         a, b = (by_text[t] for t in _sections(prompt))
         req = re.search(r"requirement: (.*?)\.\n", prompt).group(1)
         d = "TC" if "covers the target topic" in req else dims[req]
         better = truth[(frozenset((a, b)), d)]
         return "a" if better == a else "b"
 
+    def predictions(schema, body):
+        st = schema["properties"]["students"]
+        names = st["required"]
+        out = {}
+        for i, name in enumerate(names):
+            row = {}
+            for j, s in enumerate(("question_1", "question_2")):
+                opts = st["properties"][name]["properties"][s]["anyOf"]
+                key = opts[0]["properties"]["choice"]["const"]
+                wrong = opts[1]["properties"]["choice"]["enum"]
+                ok = (j == 0) if favour_first else (i + j) % 2 == 0
+                row[s] = {"correct": ok, "choice": key if ok else wrong[i % len(wrong)],
+                          "explanation": f"because {name} on {s}"}  # fmt: skip
+            out[name] = row
+        first_time = messages_key(body["messages"]) not in seen
+        seen.add(messages_key(body["messages"]))
+        if bad_predictions == "always" or (bad_predictions and first_time):
+            out.pop(names[-1])  # incomplete (on the first attempt; or always)
+        return json.dumps({"students": out})
+
     def script(body):
         schema = _schema(body)
         title = schema.get("title")
         prompt = last_user_message(body)
         if title == "profiles":
-            n = schema["properties"]["students"]["minItems"]
-            return json.dumps({"students": [{"name": f"Student{i}", "understanding": f"level {i}"}
+            n = schema["properties"]["students"]["minItems"] + extra_profiles
+            return json.dumps({"students": [{"name": f"Student{i}", "understanding":
+                                             _understanding(i, long_profiles)}
                                             for i in range(n)]})  # fmt: skip
         if title == "predictions":
-            st = schema["properties"]["students"]
-            names = st["required"]
-            out = {}
-            for i, name in enumerate(names):
-                opts = {s: st["properties"][name]["properties"][s]["anyOf"] for s in ("a", "b")}
-                row = {}
-                for s in ("a", "b"):
-                    key = opts[s][0]["properties"]["choice"]["const"]
-                    wrong = opts[s][1]["properties"]["choice"]["enum"]
-                    ok = (i + (s == "b")) % 2 == 0
-                    row[s] = {"correct": ok, "choice": key if ok else wrong[i % len(wrong)]}
-                out[name] = row
-            if bad_predictions and (not body.get("temperature") or bad_predictions == "always"):
-                out.pop(names[-1])  # incomplete (on the greedy attempt; or always)
-            return json.dumps({"students": out})
+            return predictions(schema, body)
+        if title == "personas":
+            k = schema["properties"]["experts"]["minItems"]
+            return json.dumps({"experts": [{"role": f"Expert{i}", "description": f"knows {i}"}
+                                           for i in range(k)]})  # fmt: skip
         if title == "criteria":
             return json.dumps({"criteria": ["clear", "on topic", "fair"]})
         if title == "reference":
             return json.dumps({"question": "What is 2 + 2?"})
-        v = decide(prompt)
         if verdict == "a":
             return "(a)"
+        v = decide(prompt)
         if title == "verdict_cot":
             return json.dumps({"reasoning": "because", "better": v})
         if title == "discussion":
@@ -128,11 +150,17 @@ def test_perfect_judge_scores_100(tmp_path, room):
     assert (j.groupby(["method", "pair_id"]).size() == 2).all()  # every pair in both orders
     cost = pd.read_csv(tmp_path / "out" / "cost.csv").set_index("method")
     assert cost.at["vanilla", "calls_per_pair"] == 2.0  # one call per order
-    assert cost.at["chateval", "calls_per_pair"] == 12.0  # 3 personas x 2 rounds x 2 orders
     assert cost.at["swap", "calls_per_pair"] == 2.0  # the CoT verdicts agree: no synthesis
     n_mat = j["material"].nunique()
     n_pairs = j["pair_id"].nunique()
-    assert cost.at["qg-sms", "calls"] == n_mat + 4 * n_pairs  # profiles + (predict, judge) x 2
+    _, pairs, items = room
+    panels = {(items[r["q1"]]["material"], r["dimension"], r.get("target_topic") or "")
+              for r in pairs.fillna("").to_dict("records")}  # fmt: skip
+    # a generated panel per (material, requirement, topic), then 3 experts x 2 rounds x 2 orders
+    assert cost.at["chateval", "calls"] == len(panels) + 12 * n_pairs
+    # profiles per material, one simulation per pair, the judgement in each order
+    assert cost.at["qg-sms", "calls"] == n_mat + 3 * n_pairs
+    assert cost.at["direct", "calls"] == n_mat + n_pairs  # the same steps 1-2, no call of its own
     assert (cost["tokens_per_pair"] > 0).all()
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Cost per method" in html and "Exact sign tests" in html
@@ -344,11 +372,19 @@ def test_repeated_profile_names_are_predicted_once_each(room):
     pask = predictions_ask(profiles, a, b, MethodConfig(), "t")
     schema = pask.build(0).json_schema["properties"]["students"]
     assert schema["required"] == names and set(schema["properties"]) == set(names)
-    right = {"correct": True, "choice": a["answer"]}
-    rb = {"correct": True, "choice": b["answer"]}
-    full = {n: {"a": right, "b": rb} for n in names}
+    right = {"correct": True, "choice": a["answer"], "explanation": "knows it"}
+    rb = {"correct": True, "choice": b["answer"], "explanation": "knows it too"}
+    full = {n: {"question_1": right, "question_2": rb} for n in names}
     got = pask.parse(ChatResult(text=json.dumps({"students": full})))
     assert [g["name"] for g in got] == names
+    assert got[0]["answers"][a["item"]]["explanation"] == "knows it"
+    no_why = {n: {"question_1": {**right, "explanation": ""}, "question_2": rb} for n in names}
+    assert pask.parse(ChatResult(text=json.dumps({"students": no_why}))) is None
+    short = predictions_ask(profiles, a, b, MethodConfig(explanation_chars=120), "t").build(0)
+    one = short.json_schema["properties"]["students"]["properties"]["Ana"]["properties"]
+    assert {x["properties"]["explanation"]["maxLength"] for x in one["question_1"]["anyOf"]} == {
+        120
+    }
     del full["Ana (2)"]
     assert pask.parse(ChatResult(text=json.dumps({"students": full}))) is None
 
@@ -385,3 +421,194 @@ def test_swap_synthesis_names_the_questions_as_this_prompt_shows_them(tmp_path, 
         assert {said[1], said[2]} <= set(script.first_choice)
     for prompt in script.prompts:
         assert not any(f"preferred {i}" in prompt for i in ids), prompt
+
+
+# -- QG-SMS as the paper runs it ------------------------------------------------------------------
+
+
+def _titled(server, title: str) -> list[dict]:
+    return [b for b in server.bodies if _schema(b).get("title") == title]
+
+
+def _shown(prompt: str, items: dict, first: str, second: str) -> tuple[str, str]:
+    """The two questions a prompt shows under the headings ``first`` and ``second``."""
+    by_text = {v["text"]: k for k, v in items.items()}
+    return tuple(by_text[re.search(rf"# {re.escape(h)}\n(.*?)\n[A-Z]\) ", prompt, re.S).group(1)]
+                 for h in (first, second))  # fmt: skip
+
+
+def _performance(prompt: str) -> str:
+    return prompt.split("# The simulated students' performance\n", 1)[1].rsplit("\n\n", 1)[0]
+
+
+def test_qgsms_simulates_once_per_pair_and_judges_both_orders_on_it(tmp_path, room):
+    """Through the server's request log (each call is named by its seed, which the method
+    derives from the pair and the step): one Step-1 call per material, one Step-2 call per pair
+    with its questions in the pair's order, two Step-3 calls per pair, one per order. Step 3 sees
+    the requirement, the two questions and every profile whole with its answers and
+    explanations -- not the learning material -- and its two orders differ only in the labels."""
+    from edueval.qgsms.methods import call_seed
+
+    _, pairs, items = room
+    script = make_script(room, extra_profiles=2, long_profiles=True)
+    res, server = _run(tmp_path, room, script, ["qg-sms"])
+    n_mat = len({items[q]["material"] for q in pairs["q1"]})
+    assert len(_titled(server, "profiles")) == n_mat
+    step2 = {b["seed"]: b for b in _titled(server, "predictions")}
+    assert len(step2) == len(_titled(server, "predictions")) == len(pairs)
+    step3 = {b["seed"]: b for b in _titled(server, "sms_verdict")}
+    assert len(step3) == len(_titled(server, "sms_verdict")) == 2 * len(pairs)
+    judged: dict[str, tuple[str, str]] = {}
+    for r in pairs.to_dict("records"):
+        sim = step2.pop(call_seed(0, "predictions", f"simulate:{r['pair_id']}", ""))
+        assert _shown(last_user_message(sim), items, "Question 1", "Question 2") == (
+            r["q1"],
+            r["q2"],
+        )
+        p1, p2 = (last_user_message(step3.pop(call_seed(0, "judge", f"qg-sms:{r['pair_id']}:{o}",
+                                                        ""))) for o in (1, 2))  # fmt: skip
+        assert _shown(p1, items, "Output (a)", "Output (b)") == (r["q1"], r["q2"])
+        assert _shown(p2, items, "Output (a)", "Output (b)") == (r["q2"], r["q1"])
+        judged[r["pair_id"]] = (p1, p2)
+    assert not step2 and not step3  # nothing else was asked
+    logged = [json.loads(x) for x in (tmp_path / "out" / "profiles.jsonl").read_text().splitlines()]
+    profiles = {e["material"]: e["profiles"] for e in logged}
+    for students in profiles.values():
+        assert len(students) == 12  # more than the 10 asked for: all are kept
+        assert all(len(s["understanding"]) > 400 for s in students)  # not cut at 160 characters
+    for pid, (p1, p2) in judged.items():
+        item = items[pairs.set_index("pair_id").at[pid, "q1"]]
+        assert item["material_text"] not in p1 and "# Learning material" not in p1
+        for s in profiles[item["material"]]:
+            assert s["understanding"] in p1 and f"because {s['name']} on question_1" in p1
+        swapped = _performance(p1).replace("(a)", "(x)").replace("(b)", "(a)").replace("(x)", "(b)")
+        perf2 = _performance(p2)
+        # same students, same answers; only the Output labels trade places (line order aside)
+        assert sorted(swapped.split("\n")) == sorted(perf2.split("\n"))
+    sim_log = (tmp_path / "out" / "simulations.jsonl").read_text().splitlines()
+    assert len(sim_log) == len(pairs)
+    acc = res["accuracy"]["qg-sms"]["all"]
+    assert acc["AA"] == 1.0 and acc["CA"] == 1.0
+
+
+def test_sampling_is_the_papers_with_a_recorded_seed_and_reruns_from_the_cache(tmp_path, room):
+    """Temperature 1 by default, every call with a seed of its own, written to calls.jsonl and
+    config.json's rule; a re-run with the same cache sends nothing and gives the same table.
+    ``temperature=0`` is greedy."""
+    from edueval.models.calllog import read_calls
+    from edueval.qgsms import MethodConfig
+
+    script = make_script(room)
+    methods = ["vanilla", "qg-sms", "chateval"]
+    _, server = _run(tmp_path, room, script, methods, seed=7)
+    assert server.bodies and all(b["temperature"] == 1.0 for b in server.bodies)
+    seeds = [b["seed"] for b in server.bodies]
+    assert all(isinstance(x, int) for x in seeds) and len(set(seeds)) == len(seeds)
+    logged = [c["request"]["seed"] for c in read_calls(tmp_path / "out" / "calls.jsonl")]
+    assert sorted(logged) == sorted(seeds)
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    params = config["params"]
+    assert (
+        params["temperature"] == 1.0 and params["seed"] == 7 and "SHA-256" in params["call_seeds"]
+    )
+    first = pd.read_csv(tmp_path / "out" / "judgements.csv")
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / "c").symlink_to(tmp_path / "c")
+    _, again = _run(tmp_path / "again", room, script, methods, seed=7)
+    assert again.calls == 0  # every request identical, seeds included: all from the cache
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "again" / "out" / "judgements.csv"), first)
+    _, greedy = _run(tmp_path / "g", room, script, ["vanilla", "qg-sms"],
+                     cfg=MethodConfig(temperature=0.0), limit=1)  # fmt: skip
+    assert greedy.bodies and all(b["temperature"] == 0.0 for b in greedy.bodies)
+
+
+def test_direct_does_not_inherit_the_simulators_position_preference(tmp_path, room):
+    """A simulator that puts every student right on the question it shows first. Simulating per
+    order, ``direct`` then prefers Output (a) in both orders (AA 0.5, CA 0 on DF: the earlier
+    behaviour, kept as ``simulate="per-order"``). With one simulation per pair, as the paper, the
+    two orders pick the same question: the position preference can no longer split them."""
+    from edueval.qgsms import MethodConfig
+
+    script = make_script(room, favour_first=True)
+    res, _ = _run(tmp_path, room, script, ["direct"], cfg=MethodConfig(simulate="per-order"))
+    assert res["accuracy"]["direct"]["DF"]["AA"] == 0.5
+    assert res["accuracy"]["direct"]["DF"]["CA"] == 0.0
+    res, _ = _run(tmp_path / "p", room, script, ["direct"])
+    j = pd.read_csv(tmp_path / "p" / "out" / "judgements.csv")
+    j = j[j["status"] == "ok"]
+    assert len(j) and (j.groupby("pair_id")["chosen"].nunique() == 1).all()
+    for d, s in res["accuracy"]["direct"].items():
+        assert s["AA"] == s["CA"], d  # both orders agree on every pair
+    # the simulator's preference is now a preference for q1, right on the pairs where q1 is better
+    _, pairs, _ = room
+    df = pairs[pairs["dimension"] == "DF"]
+    assert res["accuracy"]["direct"]["DF"]["CA"] == pytest.approx((df["better"] == df["q1"]).mean())
+
+
+def test_per_order_and_judge_material_variants(tmp_path, room):
+    """The named variants: ``simulate="per-order"`` makes one Step-2 call per order; with
+    ``judge_material`` Step 3 shows the learning material."""
+    from edueval.qgsms import MethodConfig
+
+    _, pairs, items = room
+    cfg = MethodConfig(simulate="per-order", judge_material=True)
+    _, server = _run(tmp_path, room, make_script(room), ["qg-sms"], cfg=cfg)
+    assert len(_titled(server, "predictions")) == 2 * len(pairs)
+    for b in _titled(server, "sms_verdict"):
+        prompt = last_user_message(b)
+        a, _ = _shown(prompt, items, "Output (a)", "Output (b)")
+        assert items[a]["material_text"] in prompt
+
+
+def test_profiles_are_at_least_ten_and_whole():
+    from edueval.models import ChatResult
+    from edueval.qgsms.methods import MethodConfig, profile_job
+
+    (ask,) = next(profile_job("M1", "material", MethodConfig(n_profiles=12, max_profiles=20)))
+    schema = ask.build(0).json_schema["properties"]["students"]
+    assert schema["minItems"] == 12 and schema["maxItems"] == 20
+    assert "maxLength" not in schema["items"]["properties"]["understanding"]
+    long = "x" * 2000
+
+    def answer(n: int) -> ChatResult:
+        return ChatResult(text=json.dumps({"students": [{"name": f"S{i}", "understanding": long}
+                                                        for i in range(n)]}))  # fmt: skip
+
+    assert ask.parse(answer(11)) is None  # fewer than asked for: malformed, asked again
+    got = ask.parse(answer(25))  # more than the schema's bound (a model without a grammar): kept
+    assert len(got) == 25 and all(p["understanding"] == long for p in got)
+    (ask10,) = next(profile_job("M1", "material", MethodConfig(n_profiles=3)))
+    assert ask10.build(0).json_schema["properties"]["students"]["minItems"] == 10
+
+
+def test_chateval_generates_its_panel_and_asks_each_turn_for_one_thing(tmp_path, room):
+    """ChatEval: a persona call per (material, requirement, topic) before the discussion; every
+    turn speaks as one generated expert (system message) and asks for a comment ending in a
+    verdict -- never also for "only" a verdict. ``chateval_personas="fixed"`` makes no persona
+    call."""
+    from edueval.qgsms import MethodConfig
+
+    _, pairs, items = room
+    res, server = _run(tmp_path, room, make_script(room), ["chateval"],
+                       cfg=MethodConfig(personas=2, rounds=2))  # fmt: skip
+    panels = {(items[r["q1"]]["material"], r["dimension"], r.get("target_topic") or "")
+              for r in pairs.fillna("").to_dict("records")}  # fmt: skip
+    made = _titled(server, "personas")
+    assert len(made) == len(panels)
+    assert all("# Output (a)" not in last_user_message(b) for b in made)  # the task only
+    turns = _titled(server, "discussion")
+    assert len(turns) == 2 * 2 * 2 * len(pairs)  # experts x rounds x orders
+    for b in turns:
+        system = b["messages"][0]
+        assert system["role"] == "system" and re.search(r"Expert[01]", system["content"])
+        prompt = last_user_message(b)
+        ask = prompt.rsplit("\n\n", 1)[1]  # what the turn asks for
+        assert "only" not in ask.lower() and "comment first" in ask and "verdict last" in ask
+    later = [last_user_message(b) for b in turns if "round 2 of 2" in last_user_message(b)]
+    assert later and all("Expert0: I agree (verdict: Output (" in p for p in later)
+    personas = (tmp_path / "out" / "personas.jsonl").read_text().splitlines()
+    assert len(personas) == len(panels)
+    assert res["accuracy"]["chateval"]["all"]["CA"] == 1.0
+    _, fixed = _run(tmp_path / "f", room, make_script(room), ["chateval"],
+                    cfg=MethodConfig(chateval_personas="fixed", rounds=1), limit=1)  # fmt: skip
+    assert not _titled(fixed, "personas") and _titled(fixed, "discussion")

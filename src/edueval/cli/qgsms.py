@@ -50,9 +50,57 @@ def run(
         ),
     ] = None,  # fmt: skip
     model: ModelOption = None,
-    profiles: Annotated[int, typer.Option(help="Student profiles per material (>= 10).")] = 10,
-    personas: Annotated[int, typer.Option(help="ChatEval personas (1-3).", min=1, max=3)] = 3,
-    rounds: Annotated[int, typer.Option(help="ChatEval discussion rounds.", min=1)] = 2,
+    profiles: Annotated[
+        int,
+        typer.Option(
+            help="QG-SMS Step 1: at least this many student profiles (>= 10).", min=10, max=200
+        ),
+    ] = 10,  # fmt: skip
+    max_profiles: Annotated[
+        int, typer.Option(help="Most profiles the model may write (all are used).", min=10, max=500)
+    ] = 20,  # fmt: skip
+    explanation_chars: Annotated[
+        int,
+        typer.Option(
+            help="QG-SMS Step 2: the most characters of one simulated answer's explanation.",
+            min=20,
+            max=4000,
+        ),
+    ] = 400,
+    temperature: Annotated[
+        float,
+        typer.Option(
+            help="Sampling temperature of every call (1 = the paper's GPT-4o "
+            "default, each call with its own recorded seed; 0 = greedy).",
+            min=0.0,
+            max=2.0,
+        ),
+    ] = 1.0,  # fmt: skip
+    simulate: Annotated[
+        str,
+        typer.Option(
+            help="QG-SMS Step 2: per-pair (the paper: one simulation, Step 3 "
+            "in both orders on it) or per-order (again for each order)."
+        ),
+    ] = "per-pair",  # fmt: skip
+    judge_material: Annotated[
+        bool,
+        typer.Option(
+            "--judge-material/--no-judge-material",
+            help="Show the learning material in QG-SMS Step 3 (the paper does not).",
+        ),
+    ] = False,  # fmt: skip
+    chateval_personas: Annotated[
+        str,
+        typer.Option(
+            help="ChatEval panel: generated (the model writes it, as ChatEval) "
+            "or fixed (three built-in experts)."
+        ),
+    ] = "generated",  # fmt: skip
+    personas: Annotated[
+        int, typer.Option(help="ChatEval experts (1-5; 1-3 when fixed).", min=1, max=5)
+    ] = 3,
+    rounds: Annotated[int, typer.Option(help="ChatEval discussion rounds.", min=1, max=10)] = 2,
     retries: Annotated[int, typer.Option(help="Retries of a malformed step output.")] = 2,
     repeats: Annotated[int, typer.Option(help="Profile robustness: repeat steps 1-2 R times.")] = 1,
     limit: Annotated[int | None, typer.Option(help="First N pairs per dimension.")] = None,
@@ -84,7 +132,10 @@ def run(
                           max_connections=max_connections, timeout=timeout, no_cache=no_cache,
                           log_path=log_path)  # fmt: skip
 
-    cfg = MethodConfig(n_profiles=profiles, personas=personas, rounds=rounds)
+    cfg = MethodConfig(n_profiles=profiles, max_profiles=max_profiles, personas=personas,
+                       rounds=rounds, temperature=temperature, simulate=simulate,
+                       judge_material=judge_material, explanation_chars=explanation_chars,
+                       chateval_personas=chateval_personas)  # fmt: skip
     res = run_qgsms(path, pairs, items, methods=method or ["vanilla", "qg-sms"],
                     open_model=opener, model_name=spec, cfg=cfg, retries=retries,
                     repeats=repeats, limit=limit, seed=seed, bradley_terry=bt,

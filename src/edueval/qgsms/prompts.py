@@ -1,12 +1,15 @@
 """Prompts and JSON schemas of QG-SMS and its baselines (our own wording of the paper's steps).
 
 Every schema carries a ``title`` naming its step (``verdict``, ``verdict_cot``, ``profiles``,
-``predictions``, ``criteria``, ``reference``, ``discussion``), so a scripted test server can tell
-the steps apart. Questions are always shown as "Output (a)" and "Output (b)".
+``predictions``, ``sms_verdict``, ``criteria``, ``reference``, ``personas``, ``discussion``), so a
+scripted test server can tell the steps apart. Questions are always shown as "Output (a)" and
+"Output (b)" to a judge; QG-SMS's Step 2 sees them as "Question 1" and "Question 2" (the pair's
+own order), so one simulation serves both presentation orders of Step 3.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -23,6 +26,8 @@ DEFINITIONS = {
     "quiz choose it; a better question has more effective distractors.",
 }
 
+# ChatEval's fixed panel (``--chateval-personas fixed``); the default has the model write the
+# panel first, as ChatEval does (through AutoAgents in the QG-SMS paper).
 PERSONAS = (
     ("Experienced teacher", "You have taught this subject for many years and know how students "
      "really answer quiz questions."),
@@ -58,9 +63,16 @@ def _verdict_schema(cot: bool, title: str | None = None) -> dict:
     }
 
 
+def retry_seed(seed: int | None, attempt: int) -> int:
+    """The seed of retry ``attempt`` (>= 1) of a call whose first seed is ``seed``: a 31-bit hash,
+    so retries of different calls never share a seed and the value fits every backend."""
+    digest = hashlib.sha256(f"{seed}:retry:{attempt}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
 def request(
     prompt: str,
-    schema: dict,
+    schema: dict | None,
     attempt: int,
     *,
     max_tokens: int,
@@ -69,11 +81,12 @@ def request(
     temperature: float = 0.0,
     seed: int | None = None,
 ) -> ChatRequest:
-    """A request; a retry (``attempt`` > 0) samples at temperature 0.7 with its own seed, so it can
-    differ from the malformed answer (and is not answered from the cache)."""
+    """A request; a retry (``attempt`` > 0) samples at temperature >= 0.7 with a seed of its own
+    (:func:`retry_seed`), so it can differ from the malformed answer and is not answered from the
+    cache."""
     if attempt > 0:
         temperature = max(temperature, 0.7)
-        seed = (seed or 0) * 1000 + attempt
+        seed = retry_seed(seed, attempt)
     return ChatRequest.user(
         prompt,
         system=system,
@@ -140,7 +153,10 @@ def verdict_schema(cot: bool = False) -> dict:
 # -- QG-SMS -------------------------------------------------------------------------------------
 
 
-def profiles_schema(n: int) -> dict:
+def profiles_schema(n: int, max_n: int) -> dict:
+    """Step 1's answer: ``n`` to ``max_n`` students, each a name and a description of what they
+    understood. The description has no length cap (the paper asks for a detailed one); the upper
+    bound on the count only lets a grammar-constrained small model close the list."""
     return {
         "title": "profiles",
         "type": "object",
@@ -148,12 +164,12 @@ def profiles_schema(n: int) -> dict:
             "students": {
                 "type": "array",
                 "minItems": n,
-                "maxItems": n,
+                "maxItems": max(n, max_n),
                 "items": {
                     "type": "object",
                     "properties": {
-                        "name": {"type": "string", "maxLength": 40},
-                        "understanding": {"type": "string", "maxLength": 160},
+                        "name": {"type": "string", "minLength": 1, "maxLength": 60},
+                        "understanding": {"type": "string", "minLength": 1},
                     },
                     "required": ["name", "understanding"],
                 },
@@ -166,42 +182,65 @@ def profiles_schema(n: int) -> dict:
 def profiles_prompt(material: str, n: int) -> str:
     return (
         f"# Learning material\n{material}\n\n"
-        "A quiz on this material is about to be given to a class. Describe "
-        f"{n} students of this class (at least 10), each with a short name that hints at how "
-        "well they learned the material and one or two sentences about what they understood "
-        "and what they misunderstood. Describe only their understanding of the material, "
-        "nothing personal. The mix of strong, average and weak understanding should be what a "
-        'real classroom shows. Answer in JSON: {"students": [{"name", "understanding"}]}.'
+        "Picture the class that is about to sit a quiz on this material. Write profiles of at "
+        f"least {n} of its students. Give each one a name and a detailed account of how they "
+        "understood the material: which parts they grasped, which they half-know, what they "
+        "confuse or never picked up. Keep to their understanding of the material, with no "
+        "personal details. Across the profiles, the spread from strong to weak understanding "
+        "should look like a real classroom's. Answer in JSON: "
+        '{"students": [{"name": "...", "understanding": "..."}, ...]}.'
     )
 
 
-def _option_schema(item: dict) -> dict:
+def _option_schema(item: dict, explanation_chars: int) -> dict:
+    """One student on one question: correct with the key, or wrong with one distractor, and the
+    reason (a grammar/schema cannot then pair "correct" with a distractor)."""
     key = item["answer"]
     wrong = [o for o in item["options"] if o != key]
+    why = {"type": "string", "minLength": 1, "maxLength": explanation_chars}
     return {
         "anyOf": [
             {
                 "type": "object",
-                "properties": {"correct": {"const": True}, "choice": {"const": key}},
-                "required": ["correct", "choice"],
+                "properties": {
+                    "correct": {"const": True},
+                    "choice": {"const": key},
+                    "explanation": why,
+                },  # fmt: skip
+                "required": ["correct", "choice", "explanation"],
             },
             {
                 "type": "object",
-                "properties": {"correct": {"const": False}, "choice": {"enum": wrong}},
-                "required": ["correct", "choice"],
+                "properties": {
+                    "correct": {"const": False},
+                    "choice": {"enum": wrong},
+                    "explanation": why,
+                },  # fmt: skip
+                "required": ["correct", "choice", "explanation"],
             },
         ]
     }
 
 
-def predictions_schema(names: list[str], a: dict, b: dict) -> dict:
+# The default bound on one Step-2 explanation: the paper sets none; a grammar-constrained small
+# model needs one to end its string (a large model writes one or two sentences, well under it).
+EXPLANATION_CHARS = 400
+SIM_KEYS = ("question_1", "question_2")
+
+
+def predictions_schema(
+    names: list[str], first: dict, second: dict, explanation_chars: int = EXPLANATION_CHARS
+) -> dict:
     """Step 2's answer: an object with one required key per profile name (so every profile is
     predicted exactly once -- with a list of ``{"name": enum}`` entries a small model writes the
-    first name ten times), each ``{"a": option, "b": option}``."""
+    first name ten times), each ``{"question_1": answer, "question_2": answer}``."""
     student = {
         "type": "object",
-        "properties": {"a": _option_schema(a), "b": _option_schema(b)},
-        "required": ["a", "b"],
+        "properties": {
+            SIM_KEYS[0]: _option_schema(first, explanation_chars),
+            SIM_KEYS[1]: _option_schema(second, explanation_chars),
+        },
+        "required": list(SIM_KEYS),
         "additionalProperties": False,
     }
     return {
@@ -219,25 +258,69 @@ def predictions_schema(names: list[str], a: dict, b: dict) -> dict:
     }
 
 
-def predictions_prompt(material: str, profiles: list[dict], a: dict, b: dict) -> str:
-    lines = "\n".join(f"- {p['name']}: {p['understanding']}" for p in profiles)
+def profile_lines(profiles: list[dict]) -> str:
+    return "\n".join(f"- {p['name']}: {p['understanding']}" for p in profiles)
+
+
+def predictions_prompt(material: str, profiles: list[dict], first: dict, second: dict) -> str:
     return (
-        f"# Learning material\n{material}\n\n# Students and what they understood\n{lines}\n\n"
-        f"# Quiz question a\n{format_question(a)}\n\n# Quiz question b\n{format_question(b)}\n\n"
-        "For every student, predict from their understanding, the difficulty of each question "
-        "and the chance of a lucky guess whether they answer question a and question b "
-        "correctly, and which option they pick (when wrong: the distractor that would mislead "
-        'them). Answer in JSON: {"students": {"<student name>": {"a": {"choice", "correct"}, '
-        '"b": {"choice", "correct"}}}}, one entry per student, keyed by the name.'
+        f"# Learning material\n{material}\n\n"
+        f"# The students and what they understood\n{profile_lines(profiles)}\n\n"
+        f"# Question 1\n{format_question(first)}\n\n# Question 2\n{format_question(second)}\n\n"
+        "For every student, predict whether they answer Question 1 and Question 2 correctly. "
+        "Weigh what the student understood, how hard the question is, and the chance of a "
+        "lucky guess. When you predict a wrong answer, name the distractor that would mislead "
+        "this student; in every case say briefly why in 'explanation'. Answer in JSON, one entry "
+        'per student keyed by their name: {"students": {"<name>": {"question_1": {"correct": '
+        'true|false, "choice": "<letter>", "explanation": "..."}, "question_2": {...}}}}.'
     )
 
 
-def performance_text(predictions: list[dict]) -> str:
-    def one(p: dict) -> str:
-        return f"{'correct' if p['correct'] else 'incorrect'} (chose {p['choice']})"
+def _one_answer(x: dict) -> str:
+    res = "correct" if x["correct"] else f"incorrect, chose distractor {x['choice']}"
+    return f"{res}. Why: {x['explanation']}"
 
-    return "\n".join(
-        f"- {p['name']}: Output (a) {one(p['a'])}; Output (b) {one(p['b'])}" for p in predictions
+
+def performance_text(profiles: list[dict], predictions: list[dict], a: dict, b: dict) -> str:
+    """Step 3's account of the simulated class for questions shown as Output (a) = ``a`` and
+    Output (b) = ``b``: each student's profile, answer and explanation on each (the inputs of the
+    paper's Figure 5 and of the authors' code). The same simulation gives both orders; only the
+    labels move."""
+    und = {p["name"]: p["understanding"] for p in profiles}
+    blocks = []
+    for p in predictions:
+        ans = p["answers"]
+        blocks.append(
+            f"Student: {p['name']}\nUnderstanding of the material: {und.get(p['name'], '')}\n"
+            f"On Output (a): {_one_answer(ans[a['item']])}\n"
+            f"On Output (b): {_one_answer(ans[b['item']])}"
+        )
+    return "\n\n".join(blocks)
+
+
+SMS_VERDICT_SCHEMA = _verdict_schema(False, "sms_verdict")
+
+
+def sms_judge_prompt(
+    dimension: str,
+    topic: str | None,
+    a: dict,
+    b: dict,
+    performance: str,
+    material: str | None = None,
+) -> str:
+    """QG-SMS Step 3: requirement and its definition, the two questions, the simulated students'
+    profiles and performance with explanations -- and, only when ``material`` is given (the
+    ``--judge-material`` variant), the learning material, which the paper leaves out."""
+    mat = f"# Learning material\n{material}\n\n" if material is not None else ""
+    return (
+        f"{_head(dimension, topic)}Below are two candidate questions and an analysis of how each "
+        "student of a simulated class answered them.\n\n"
+        f"{mat}# Output (a)\n{format_question(a)}\n\n# Output (b)\n{format_question(b)}\n\n"
+        f"# The simulated students' performance\n{performance}\n\n"
+        "Judging from the questions' content and from the students' performance, which "
+        "question better satisfies the requirement, Output (a) or Output (b)? "
+        'Answer only with \'better\': "a" or "b".'
     )
 
 
@@ -282,12 +365,79 @@ def reference_prompt(dimension: str, topic: str | None, material: str) -> str:
     )
 
 
+def personas_schema(k: int) -> dict:
+    return {
+        "title": "personas",
+        "type": "object",
+        "properties": {
+            "experts": {
+                "type": "array",
+                "minItems": k,
+                "maxItems": k,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "role": {"type": "string", "minLength": 1, "maxLength": 80},
+                        "description": {"type": "string", "minLength": 1, "maxLength": 500},
+                    },
+                    "required": ["role", "description"],
+                },
+            }
+        },
+        "required": ["experts"],
+    }
+
+
+def personas_prompt(dimension: str, topic: str | None, material: str, k: int) -> str:
+    """ChatEval's first step (the paper: AutoAgents given the instruction): the model proposes
+    the panel of experts for this evaluation task -- the task only, no candidate questions."""
+    return (
+        f"# Evaluation task\n{_head(dimension, topic)}The candidates are multiple-choice quiz "
+        f"questions on this learning material:\n{material}\n\n"
+        f"Assemble a panel of {k} different experts who together would judge this task well. "
+        "For each, give a role (a short title) and a description of their expertise and of "
+        "what they will look for when they compare two candidate questions. Answer in JSON: "
+        '{"experts": [{"role": "...", "description": "..."}, ...]}.'
+    )
+
+
+def persona_system(role: str, description: str, k: int) -> str:
+    return (
+        f"Your role on a panel of {k} experts: {role}. {description} The panel discusses in "
+        "turns which of two quiz questions better meets a requirement."
+    )
+
+
+def discussion_prompt(
+    dimension: str,
+    topic: str | None,
+    material: str,
+    a: dict,
+    b: dict,
+    history: list[str],
+    rnd: int,
+    rounds: int,
+) -> str:
+    """One ChatEval turn. It asks for one thing: a comment for the panel that ends with the
+    speaker's current verdict, in a fixed JSON form (the comment first, the verdict last)."""
+    said = "\n".join(history) if history else "(nobody has spoken yet)"
+    return (
+        f"{_head(dimension, topic)}\n# Learning material\n{material}\n\n"
+        f"# Output (a)\n{format_question(a)}\n\n# Output (b)\n{format_question(b)}\n\n"
+        f"# The panel's discussion so far (round {rnd} of {rounds})\n{said}\n\n"
+        "It is your turn. Write your comment for the panel from your expertise -- build on or "
+        "challenge what was said -- and end it with your current verdict on which question "
+        "better satisfies the requirement. Answer in JSON with the comment first and the "
+        'verdict last: {"comment": "...", "better": "a" or "b"}.'
+    )
+
+
 def discussion_schema() -> dict:
     return {
         "title": "discussion",
         "type": "object",
         "properties": {
-            "comment": {"type": "string", "maxLength": 400},
+            "comment": {"type": "string", "maxLength": 600},
             "better": {"type": "string", "enum": ["a", "b"]},
         },
         "required": ["comment", "better"],
