@@ -124,7 +124,6 @@ KT_RECORDS = [{"student": f"s{i}", "skill": "add", "correct": (i * 7 // 3) % 2}
               for i in range(12) for _ in range(2)]  # fmt: skip
 
 
-
 @pytest.mark.parametrize("suffix", [".json", ".jsonl"])
 def test_deeply_nested_json_is_one_line(edueval, tmp_path, suffix):
     deep = "[" * 100_000 + "]" * 100_000
