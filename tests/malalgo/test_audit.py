@@ -95,6 +95,10 @@ def test_cli_writes_a_run_directory_from_release_column_names(tmp_path, items):
     assert len(picks) == 120 and set(picks["fold"]) == {0, 1, 2, 3}
     assert (tmp_path / "a" / "report.html").exists()
     assert (tmp_path / "a" / "weights.csv").exists()
+    cues = pd.read_csv(tmp_path / "a" / "cues.csv")
+    models = pd.read_csv(tmp_path / "a" / "models.csv").set_index("cue")
+    assert len(cues) == 25 and {"share", "ci_low", "ci_high", "p_holm", "flagged"} <= set(cues)
+    assert models.loc["words-only model", "flagged"] and "words-only model" in res["flagged"]
 
 
 @pytest.mark.parametrize("folds", ["1", "500"])

@@ -141,7 +141,13 @@ def test_make_item_for_a_given_problem():
     assert sorted(item[f"choice_{x}"] for x in LETTERS) == sorted(["13", "73", "153", "3"])
     with pytest.raises(ValueError):
         make_item(p, np.random.default_rng(0), rules=["left_to_right", "add_before_multiply"])
-    # a problem where two rules collide (3 + 4 + 5 = 3 × 4) cannot make an item with both
+    # two rules collide on a 3 × 4 × 5 box (3 + 4 + 5 = 3 × 4): they cannot both be distractors
     box = build_problem("prism_volume", {"length": 3, "width": 4, "height": 5, "unit": "cm"})
+    with pytest.raises(ValueError):
+        make_item(box, np.random.default_rng(0), rules=["add_sides_for_area", "base_area_for_volume",
+                                                        "treat_as_cube"])  # fmt: skip
+    check_item(make_item(box, np.random.default_rng(0)))  # the other rules still make an item
+    # 58 − 23 needs no regrouping: no subtraction bug errs, so there is no item
+    easy = build_problem("whole_subtraction", {"a": 58, "b": 23, "template": 0})
     with pytest.raises(ValueError, match="fewer than 3"):
-        make_item(box, np.random.default_rng(0))
+        make_item(easy, np.random.default_rng(0))

@@ -1,48 +1,74 @@
-"""Does the wording of the rationales give the key away?  (``malalgo audit``)
+"""Does anything but the reasoning give the key away?  (``malalgo audit``)
 
-A benchmark of malgorithm identification is only fair if the key's rationale cannot be told from
-the malgorithms by its style alone -- a model that learns "the rationale in the imperative is
-the correct one" scores AIA without following a single step.  This audit trains a text-only
-classifier on the rationales, *never* the question or the choices, and asks it to pick each
-question's key:
+A benchmark of malgorithm identification is only fair if the key cannot be told from the
+malgorithms by its surface: a model that learns "the rationale in the imperative is the correct
+one", "the longest rationale is the key" or "the answer is never the smallest number" scores
+without following a single step.  The audit asks three kinds of reader to pick each question's key.
 
-- features: bag of words and word pairs of each rationale (lower-cased words of letters; the
-  numbers and arithmetic symbols are left out, being the content the model must work with);
-- model: a logistic regression on "is this rationale the key's?" (scikit-learn), one row per
-  rationale; in each question the rationale with the highest score is the classifier's pick
-  (exact ties broken at random, seeded);
-- cross-validation: ``folds`` folds of whole questions (a question's four rationales are always
-  in the same fold), so every pick is made by a model that never saw that question.
+**Single cues** (:data:`CUES`), each a fixed rule that picks one option per question from what
+can be seen without solving it (exact ties broken at random, seeded): the longest / shortest
+rationale (characters, words), the rationale writing the most / fewest numbers or operation
+symbols; the smallest, 2nd, 3rd and largest value, the value closest to / farthest from the
+other three on an order-of-magnitude scale, a value that is / is not written in the question, the
+longest / shortest choice text, a whole / non-whole number; each position A-D.  Chance is 1/4 for
+each: if the key is exchangeable with the distractors in what the cue looks at, a pick is the
+key with probability exactly 1/4 whatever the ties.  One cue is a set, not a pick: "the key is
+one of the two middle values" (chance 1/2).  Value cues count only the questions whose four
+choices are numbers.
 
-The accuracy of the picks is compared with chance (one in four):
+**Combined models**: a conditional logit (McFadden 1974) over per-option features centred within
+each question - the options' ranks one-hot and deviations from the question's mean (see
+:mod:`.audit_features`) - scores the four options; its pick is the highest score.  Fitted by
+penalised maximum likelihood (L2, standardised features) and cross-validated by question
+(``folds`` folds of whole questions), separately on the choices' features (what an MCQ answerer
+sees: values, texts, position), the rationales' features (lengths, numbers, symbols) and all
+together.  **Words-only model**: a logistic regression on the bag of words and word pairs of each
+rationale (lower-cased words of letters; numbers and symbols left out, being the content the
+model must work with), cross-validated the same way; the report lists the words that weigh most.
 
-- ``ci_low, ci_high``: Wilson 95% interval of the accuracy, one observation per question;
-- ``chance_high``: the upper end of chance's 95% range, the 97.5th percentile of
-  Binomial(n, 1/4) divided by n;
-- ``p_value``: exact one-sided binomial test of "accuracy > 1/4";
-- ``within_chance``: the accuracy's interval contains 1/4 and the accuracy is at most
-  ``chance_high``; ``cue_detected``: ``p_value < 0.05``.
+For each cue and model: the share of questions where it picks the key, its Wilson 95% interval
+(one observation per question), the chance level, the exact binomial p-value against chance,
+``within_chance`` and ``flagged`` (the Holm-adjusted p-value over all cues and models is below
+0.05: a cue that survives the multiplicity of looking at many).  For a single cue both
+directions count - the key *never* being the shortest is as usable as its always being so -
+so the test is two-sided and ``within_chance`` means the interval contains chance.  For a
+cross-validated model only picking the key *more* often than chance is a cue: the test is
+one-sided and ``within_chance`` means the interval does not lie above chance.  (A model can land
+below chance when the items' imbalances are negatively correlated - as a generator that balances
+over the set makes them - because the training folds' residual imbalance is offset in the test
+fold; its picks are then no better than chance on a new item.)  For the words-only model the original figures
+stay: ``accuracy, ci_low, ci_high, chance_high`` (the 97.5th percentile of Binomial(n, 1/4)
+divided by n), ``p_value`` (one-sided), ``within_chance``, ``cue_detected`` (``p_value < 0.05``).
 
-An accuracy well above chance means the rationales carry a cue: the report lists the words that
-weigh most towards "key" and towards "malgorithm" (from a model fitted on every question).
-Passing the audit shows only that *this* classifier finds no cue in the words; it says nothing
-about cues it cannot see (for example the number of arithmetic steps written with symbols).
+Passing the audit shows that *these* readers find no cue; it says nothing about cues they cannot
+see (for example interactions between the kind of question and a feature, which a per-option
+linear model does not represent; the per-family table shows the main ones).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import optimize, stats
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
+from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
+from .audit_features import option_table, signed_log, within_question
 from .data import LETTERS
 
-__all__ = ["AuditResult", "audit_key_cues", "rationale_rows"]
+__all__ = [
+    "CUES",
+    "MODEL_GROUPS",
+    "AuditResult",
+    "audit_key_cues",
+    "fit_conditional_logit",
+    "rationale_rows",
+]
 
 CHANCE = 1 / len(LETTERS)
 #: words of letters, single letters included; numbers are left out: they are the problem's
@@ -133,9 +159,227 @@ def _longest_is_key(rows: pd.DataFrame, seed: int) -> float:
     return float(picks["is_key"].mean())
 
 
+# --- single cues ---------------------------------------------------------------------------------
+
+
+def _grid(options: pd.DataFrame, col: str) -> np.ndarray:
+    return options[col].to_numpy(dtype=float).reshape(-1, len(LETTERS))
+
+
+def _strict_rank(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Rank 1-4 within each question, exact ties broken at random (NaN rows stay NaN)."""
+    tie = rng.random(x.shape)
+    order = np.lexsort((tie, np.nan_to_num(x)), axis=1)
+    rank = np.empty(x.shape)
+    np.put_along_axis(rank, order, np.arange(1.0, x.shape[1] + 1.0)[None, :], axis=1)
+    return np.where(np.isnan(x).any(axis=1, keepdims=True), np.nan, rank)
+
+
+@dataclass(frozen=True)
+class Cue:
+    """A fixed rule that picks one option per question (``kind="pick"``: the option with the
+    highest ``score``) or a set of options (``kind="set"``: those with a positive ``score``)."""
+
+    name: str
+    group: str  # "choices", "position" or "rationales"
+    score: Callable[[dict[str, np.ndarray]], np.ndarray]
+    kind: str = "pick"
+    chance: float = 1 / len(LETTERS)
+
+
+def _closeness(g: dict[str, np.ndarray]) -> np.ndarray:
+    """Distance of each value from the mean of the other three, on an order-of-magnitude scale."""
+    mag = signed_log(g["value"])
+    return np.abs(mag - (mag.sum(axis=1, keepdims=True) - mag) / 3)
+
+
+def _numeric(x: np.ndarray, g: dict[str, np.ndarray]) -> np.ndarray:
+    """``x`` on questions whose four choices are numbers, NaN elsewhere."""
+    return np.where(np.isnan(g["value"]).any(axis=1, keepdims=True), np.nan, x)
+
+
+def _ranked(g: dict[str, np.ndarray], r: int) -> np.ndarray:
+    """1.0 for the option whose value has rank ``r`` (1 = smallest), on numeric questions."""
+    return _numeric((g["value_rank"] == r).astype(float), g)
+
+
+#: every single cue the audit reports
+CUES: tuple[Cue, ...] = (
+    Cue("longest rationale (characters)", "rationales", lambda g: g["rationale_chars"]),
+    Cue("shortest rationale (characters)", "rationales", lambda g: -g["rationale_chars"]),
+    Cue("longest rationale (words)", "rationales", lambda g: g["rationale_words"]),
+    Cue("shortest rationale (words)", "rationales", lambda g: -g["rationale_words"]),
+    Cue("rationale with the most numbers", "rationales", lambda g: g["rationale_numbers"]),
+    Cue("rationale with the fewest numbers", "rationales", lambda g: -g["rationale_numbers"]),
+    Cue("rationale with the most symbols", "rationales", lambda g: g["rationale_symbols"]),
+    Cue("rationale with the fewest symbols", "rationales", lambda g: -g["rationale_symbols"]),
+    Cue("smallest value", "choices", lambda g: _ranked(g, 1)),
+    Cue("2nd smallest value", "choices", lambda g: _ranked(g, 2)),
+    Cue("3rd smallest value", "choices", lambda g: _ranked(g, 3)),
+    Cue("largest value", "choices", lambda g: _ranked(g, 4)),
+    Cue(
+        "one of the two middle values",
+        "choices",
+        lambda g: _ranked(g, 2) + _ranked(g, 3),
+        kind="set",
+        chance=0.5,
+    ),
+    Cue("value closest to the other three", "choices", lambda g: -_closeness(g)),
+    Cue("value farthest from the other three", "choices", _closeness),
+    Cue("value written in the question", "choices", lambda g: g["in_question"]),
+    Cue("value not written in the question", "choices", lambda g: -g["in_question"]),
+    Cue("longest choice text", "choices", lambda g: g["choice_chars"]),
+    Cue("shortest choice text", "choices", lambda g: -g["choice_chars"]),
+    Cue("whole number", "choices", lambda g: _numeric(g["is_whole"], g)),
+    Cue("not a whole number", "choices", lambda g: _numeric(-g["is_whole"], g)),
+    *(
+        Cue(f"position {x}", "position", lambda g, i=i: (g["position"] == i).astype(float))
+        for i, x in enumerate(LETTERS)
+    ),
+)
+
+
+def _grids(options: pd.DataFrame, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    cols = ["value", "choice_chars", "is_whole", "in_question", "position"]
+    cols += ["rationale_chars", "rationale_words", "rationale_numbers", "rationale_symbols"]
+    g = {c: _grid(options, c) for c in cols}
+    g["value_rank"] = _strict_rank(g["value"], rng)
+    return g
+
+
+def _pick(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per row, the column of the highest score, exact ties broken at random."""
+    best = scores.max(axis=1, keepdims=True)
+    tie = np.where(
+        scores >= best - 1e-12 * np.maximum(1.0, np.abs(best)), rng.random(scores.shape), -1
+    )
+    return tie.argmax(axis=1)
+
+
+def _cue_hits(cue: Cue, g: dict[str, np.ndarray], key: np.ndarray, rng) -> np.ndarray:
+    """Per question: 1.0 if the cue picks the key (or, for a set, holds it), NaN if undefined."""
+    score = np.asarray(cue.score(g), dtype=float)
+    defined = ~np.isnan(score).any(axis=1)
+    hits = np.full(len(key), np.nan)
+    if cue.kind == "set":
+        hits[defined] = score[defined, key[defined]] > 0
+    elif defined.any():
+        hits[defined] = _pick(score[defined], rng) == key[defined]
+    return hits
+
+
+# --- combined models -----------------------------------------------------------------------------
+
+#: feature groups of the combined models: what an MCQ answerer sees, the rationales, both
+MODEL_GROUPS = ("choices", "rationales", "all")
+
+
+def fit_conditional_logit(x: np.ndarray, key: np.ndarray, l2: float = 1.0) -> np.ndarray:
+    """Coefficients of a conditional logit, P(option j is the key) = softmax_j(x[i, j] · β).
+
+    ``x`` is ``[questions, options, features]``, ``key`` the key's option index per question;
+    maximises the log-likelihood minus ``l2/2 · |β|²`` by L-BFGS with the analytic gradient.
+    With ``l2 = 0`` this is McFadden's conditional logit (statsmodels' ``ConditionalLogit``).
+    """
+    n, _, p = x.shape
+    rows = np.arange(n)
+    x_key = x[rows, key]
+
+    def objective(beta: np.ndarray) -> tuple[float, np.ndarray]:
+        s = x @ beta
+        top = s.max(axis=1, keepdims=True)
+        e = np.exp(s - top)
+        lse = top[:, 0] + np.log(e.sum(axis=1))
+        prob = e / e.sum(axis=1, keepdims=True)
+        nll = float(lse.sum() - s[rows, key].sum() + 0.5 * l2 * beta @ beta)
+        grad = np.einsum("nj,njp->p", prob, x) - x_key.sum(axis=0) + l2 * beta
+        return nll, grad
+
+    res = optimize.minimize(objective, np.zeros(p), jac=True, method="L-BFGS-B",
+                            options={"maxiter": 500})  # fmt: skip
+    return res.x
+
+
+def _model_hits(x: np.ndarray, key: np.ndarray, fold: np.ndarray, folds: int, rng) -> np.ndarray:
+    """Cross-validated picks of the conditional logit: 1.0 where the pick is the key."""
+    hits = np.zeros(len(key))
+    for f in range(folds):
+        train, test = fold != f, fold == f
+        if not test.any():
+            continue
+        scale = x[train].reshape(-1, x.shape[2]).std(axis=0)
+        scale[scale < 1e-12] = np.inf  # a constant feature carries nothing
+        beta = fit_conditional_logit(x[train] / scale, key[train])
+        hits[test] = _pick(x[test] / scale @ beta, rng) == key[test]
+    return hits
+
+
+# --- statistics ----------------------------------------------------------------------------------
+
+
+def _row(name: str, group: str, hits: np.ndarray, chance: float, one_sided: bool = False) -> dict:
+    """Share of questions where a cue or model picks the key, its Wilson 95% interval and the
+    exact binomial p-value against chance: two-sided for a single cue (a key that is never the
+    shortest is as much a cue as one that always is), one-sided ("more often than chance") for
+    a cross-validated model, whose accuracy below chance is no pick of the key (see the module
+    docstring)."""
+    h = hits[~np.isnan(hits)]
+    n, k = len(h), int(h.sum())
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson") if n else (np.nan, np.nan)
+    alternative = "greater" if one_sided else "two-sided"
+    p = float(stats.binomtest(k, n, chance, alternative=alternative).pvalue) if n else np.nan
+    within = lo <= chance if one_sided else lo <= chance <= hi
+    return {
+        "cue": name,
+        "group": group,
+        "n": n,
+        "key_picked": k,
+        "share": k / n if n else np.nan,
+        "ci_low": float(lo),
+        "ci_high": float(hi),
+        "chance": chance,
+        "test": alternative,
+        "p_value": p,
+        "within_chance": bool(n == 0 or within),
+    }
+
+
+def _flag(table: pd.DataFrame) -> pd.DataFrame:
+    """Holm-adjusted p-values over every row of the table; ``flagged`` where below 0.05."""
+    ok = table["p_value"].notna().to_numpy()
+    adj = np.full(len(table), np.nan)
+    if ok.any():
+        adj[ok] = multipletests(table.loc[ok, "p_value"], method="holm")[1]
+    out = table.assign(p_holm=adj)
+    out["flagged"] = out["p_holm"] < 0.05
+    out["direction"] = np.where(
+        out["share"] >= out["chance"], "towards the key", "away from the key"
+    )
+    return out
+
+
+def _by_family(options: pd.DataFrame, hits: dict[str, np.ndarray]) -> pd.DataFrame | None:
+    fam = options["family"].to_numpy()[:: len(LETTERS)]
+    if pd.isna(fam).all():
+        return None
+    names = ["smallest value", "2nd smallest value", "3rd smallest value", "largest value",
+             "longest rationale (characters)", "shortest rationale (characters)",
+             "value written in the question"]  # fmt: skip
+    frame = pd.DataFrame({n: hits[n] for n in names}).assign(family=fam)
+    table = frame.groupby("family").mean()
+    return table.assign(n=frame.groupby("family").size()).reset_index()
+
+
 @dataclass
 class AuditResult:
-    """Outcome of :func:`audit_key_cues` (see the module docstring for each figure)."""
+    """Outcome of :func:`audit_key_cues` (see the module docstring for each figure).
+
+    The scalar fields are the words-only model's (as before); ``cues`` and ``models`` hold one
+    row per single cue and per model (``cue, group, n, key_picked, share, ci_low, ci_high,
+    chance, p_value, within_chance, p_holm, flagged, direction``), the words-only model
+    included; ``by_family`` (generated items only) the share of questions of each family where
+    the main value and length cues pick the key; ``flagged`` names the flagged rows.
+    """
 
     n_questions: int
     n_correct: int
@@ -151,17 +395,67 @@ class AuditResult:
     folds: int
     picks: pd.DataFrame
     weights: pd.DataFrame
+    cues: pd.DataFrame
+    models: pd.DataFrame
+    by_family: pd.DataFrame | None = None
+
+    @property
+    def flagged(self) -> list[str]:
+        """Names of the cues and models flagged (Holm-adjusted p < 0.05)."""
+        both = pd.concat([self.cues, self.models])
+        return both.loc[both["flagged"], "cue"].tolist()
+
+    @property
+    def all_within_chance(self) -> bool:
+        """Every cue's and model's Wilson 95% interval contains its chance level."""
+        return bool(self.cues["within_chance"].all() and self.models["within_chance"].all())
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if not isinstance(v, pd.DataFrame)} | {
-            "ci_method": "Wilson, one observation per question"
+        scalars = {k: v for k, v in self.__dict__.items() if not isinstance(v, pd.DataFrame)}
+        scalars.pop("by_family", None)
+        return scalars | {
+            "ci_method": "Wilson, one observation per question",
+            "flagged": self.flagged,
+            "any_cue_flagged": bool(self.flagged),
+            "all_within_chance": self.all_within_chance,
+            "cues": self.cues.to_dict(orient="records"),
+            "models": self.models.to_dict(orient="records"),
         }
+
+
+def _surface_audit(
+    questions: pd.DataFrame, words: pd.DataFrame, folds: int, seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """Single cues, the three combined models and the words-only model's row, flagged together."""
+    options = option_table(questions)
+    key = options["is_key"].to_numpy().reshape(-1, len(LETTERS)).argmax(axis=1)
+    qids = options["question_id"].to_numpy()[:: len(LETTERS)]
+    fold_of = _fold_of_questions(np.unique(qids), folds, np.random.default_rng(seed))
+    fold = np.array([fold_of[q] for q in qids])
+    rng = np.random.default_rng([seed, 1])
+    g = _grids(options, rng)
+    hits = {c.name: _cue_hits(c, g, key, rng) for c in CUES}
+    cue_rows = [_row(c.name, c.group, hits[c.name], c.chance) for c in CUES]
+    model_rows = []
+    for group in MODEL_GROUPS:
+        x, _ = within_question(options, group)
+        h = _model_hits(x, key, fold, folds, rng)
+        model_rows.append(_row(f"combined model: {group}", group, h, CHANCE, one_sided=True))
+    model_rows.append(
+        _row("words-only model", "rationales", words["correct"].to_numpy(float), CHANCE, True)
+    )
+    both = _flag(pd.DataFrame(cue_rows + model_rows))
+    n_cues = len(cue_rows)
+    cues = both.iloc[:n_cues].reset_index(drop=True)
+    models = both.iloc[n_cues:].reset_index(drop=True)
+    return cues, models, _by_family(options, hits)
 
 
 def audit_key_cues(
     questions: pd.DataFrame, *, folds: int = 5, seed: int = 0, top: int = 15
 ) -> AuditResult:
-    """Cross-validated key-picking accuracy of a words-only classifier on the rationales.
+    """Single surface cues, cross-validated combined models and the words-only model: how often
+    does each pick the key, against chance?
 
     ``questions`` as read by :func:`~edueval.malalgo.data.read_questions`.  Raises
     ``ValueError`` with fewer than 2 folds or fewer questions than folds."""
@@ -176,6 +470,7 @@ def audit_key_cues(
     lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
     chance_high = float(stats.binom.ppf(0.975, n, CHANCE)) / n
     p_value = float(stats.binomtest(k, n, CHANCE, alternative="greater").pvalue)
+    cues, models, by_family = _surface_audit(questions, picks, folds, seed)
     return AuditResult(
         n_questions=n,
         n_correct=k,
@@ -191,4 +486,7 @@ def audit_key_cues(
         folds=folds,
         picks=picks,
         weights=_weights(rows, top),
+        cues=cues,
+        models=models,
+        by_family=by_family,
     )

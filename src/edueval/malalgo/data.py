@@ -25,7 +25,7 @@ REQUIRED = [
     "answer",
     *(f"rationale_{x}" for x in LETTERS),
 ]
-OPTIONAL = ["passage", "grade", "content", "dok"]
+OPTIONAL = ["passage", "grade", "content", "dok", "family"]
 
 _ALIASES = {
     "id": ("ID", "Id", "question_id"),

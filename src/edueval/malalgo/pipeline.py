@@ -222,9 +222,12 @@ def run_malalgo(
     t0 = time.perf_counter()
     with open_model(run.path / "calls.jsonl") as client:
         results = client.complete_many([t.request for t in tasks], progress="malalgo run")
+        scored = scored_frame(questions, tasks, results, scoring)
+        for task, status in zip(tasks, scored["status"], strict=True):
+            if status == "unparseable":  # counted against --max-failures, never replayed
+                client.reject(task.request)
         stats = client.stats()
     seconds = time.perf_counter() - t0
-    scored = scored_frame(questions, tasks, results, scoring)
     run.table("responses", scored)
     summ = summary(scored)
     rep, tables = _report(
@@ -258,16 +261,49 @@ def score_run(out: Path, responses_path: Path) -> dict:
     return summ
 
 
+def _cue_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The cue/model rows as the report shows them."""
+    return pd.DataFrame(
+        {
+            "cue": table["cue"],
+            "questions": table["n"],
+            "share picking the key": table["share"].round(3),
+            "95% CI (Wilson)": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in
+                                zip(table["ci_low"], table["ci_high"], strict=True)],
+            "chance": table["chance"],
+            "p (Holm)": table["p_holm"].round(4),
+            "verdict": np.where(table["flagged"], "CUE (" + table["direction"] + ")",
+                                np.where(table["within_chance"], "within chance",
+                                         "outside the CI, not significant after Holm")),
+        }
+    )  # fmt: skip
+
+
 def _audit_report(res, path: Path) -> Report:
+    flagged = res.flagged
     verdict = (
-        "a cue: the classifier picks the key more often than chance"
-        if res.cue_detected
-        else "no cue found: the classifier does no better than chance"
+        f"{len(flagged)} cue(s) or model(s) pick the key more (or less) often than chance after "
+        f"Holm's correction: {', '.join(flagged)}"
+        if flagged
+        else "no cue found: no single cue and no model does better (or worse) than chance"
     )
     rep = Report(
-        "Do the rationales give the key away?",
+        "Does anything but the reasoning give the key away?",
         f"{path}: {res.n_questions} questions, {res.folds}-fold cross-validation by question",
     )
+    sec = rep.section("Verdict")
+    sec.text(
+        f"Verdict: {verdict}. Each row is the share of questions where a cue or a model picks the "
+        "key, with its Wilson 95% interval (one observation per question) against chance; exact "
+        "ties are broken at random. Models are fitted on other questions only (folds of whole "
+        "questions)."
+    )
+    rep.section("Models (cross-validated)").table(_cue_table(res.models))
+    rep.section("Single cues").table(_cue_table(res.cues))
+    if res.by_family is not None:
+        rep.section("By family (share of questions where the cue picks the key)").table(
+            res.by_family.round(3)
+        )
     head = pd.DataFrame(
         [
             {
@@ -275,26 +311,25 @@ def _audit_report(res, path: Path) -> Report:
                 "key picked": res.n_correct,
                 "accuracy": res.accuracy,
                 "95% CI (Wilson)": f"[{res.ci_low:.3f}, {res.ci_high:.3f}]",
-                "chance": res.chance,
                 "chance's 95% upper limit": res.chance_high,
                 "p (accuracy > 1/4)": res.p_value,
-                "longest rationale is the key": res.longest_is_key,
             }
         ]
     )
-    sec = rep.section("Key-picking accuracy of a words-only classifier")
+    sec = rep.section("Words-only classifier")
     sec.table(head)
     sec.text(
-        f"Verdict: {verdict}. The classifier (bag of words and word pairs, logistic regression) "
-        "sees the four rationales of a question and nothing else, and was trained on other "
-        "questions only. Chance is 1 in 4."
+        "A bag of words and word pairs (logistic regression) sees the four rationales of a "
+        "question and nothing else - numbers and symbols left out - and was trained on other "
+        "questions only."
     )
     rep.section("Words that weigh most").table(res.weights)
     return rep
 
 
 def audit_run(out: Path, questions_path: Path, *, folds: int = 5, seed: int = 0) -> dict:
-    """``malalgo audit``: can a text-only classifier pick the key from the rationales alone?"""
+    """``malalgo audit``: can surface cues (single rules, cross-validated models on the choices'
+    and the rationales' features, a words-only classifier) pick the key?"""
     from .audit import audit_key_cues
 
     questions = read_questions(questions_path)
@@ -306,6 +341,10 @@ def audit_run(out: Path, questions_path: Path, *, folds: int = 5, seed: int = 0)
                  inputs={"questions": questions_path})  # fmt: skip
     run.table("picks", res.picks)
     run.table("weights", res.weights)
+    run.table("cues", res.cues)
+    run.table("models", res.models)
+    if res.by_family is not None:
+        run.table("by_family", res.by_family)
     results = res.as_dict()
     run.finish(results, _audit_report(res, questions_path).render())
     return results

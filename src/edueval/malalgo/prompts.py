@@ -8,7 +8,9 @@ rationale that corresponds to the choice, and the JSON format ``{"Correct Choice
 - ``cot``: the paper's chain of thought -- free-text step-by-step reasoning ("Provide step-by-step
   reasoning. Show the steps."), *then* the JSON answer.  The reasoning is ordinary text, not a
   JSON field, and no grammar or schema is forced over the reply (:func:`answer_format`).
-- few-shot: earlier user/assistant turns from other questions.  In ``cot`` mode each shot's
+- few-shot: earlier user/assistant turns from other questions - never from the test question's
+  template family when the questions have one (generated items: a same-family question differs
+  only in its numbers, a near-copy; issue 18), never the question itself otherwise.  In ``cot`` mode each shot's
   answer demonstrates the reasoning (which choice each rationale leads to, read from that
   question's own data, then the JSON answer); in ``simple`` mode it shows the JSON answer only.
 

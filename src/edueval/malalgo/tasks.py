@@ -77,7 +77,8 @@ def build_tasks(
     """Four identification tasks per question (one per choice) and, with ``mcq``, the question
     itself.  The rationales of a question are shown in one seeded order for all four of its
     choices (so a model that always answers the same label scores exactly 25%); few-shot examples
-    are drawn from ``seed`` too and always come from other questions."""
+    are drawn from ``seed`` too and always come from other questions - and, for questions with a
+    ``family`` (generated items), from other template families (:func:`_shot_pools`)."""
     if prompt not in PROMPTS:
         raise ValueError(f"prompt must be one of {PROMPTS}")
     if scoring not in SCORINGS:
@@ -88,6 +89,8 @@ def build_tasks(
         raise ValueError(f"--shots must be between 0 and {len(questions) - 1} for this file")
     order_rng, shot_rng = child_rngs(seed, 2)
     rows = questions.to_dict(orient="records")
+    pools = _shot_pools(rows) if shots else []
+    _check_shots(rows, pools, shots)
     tasks: list[Task] = []
     for qi, q in enumerate(rows):
         rationales = [q[f"rationale_{x}"] for x in LETTERS]
@@ -97,7 +100,7 @@ def build_tasks(
         shown = [rationales[LETTERS.index(o)] for o in order]
         for letter in LETTERS:
             target = LETTERS[order.index(letter)]
-            examples = _shots(rows, qi, shots, shot_rng, prompt)
+            examples = _shots(rows, pools[qi] if shots else [], shots, shot_rng, prompt)
             msgs = identification_messages(
                 q["question"],
                 q["passage"],
@@ -151,11 +154,42 @@ def _shot(ex: dict, rng: np.random.Generator, prompt: str) -> Shot:
     return Shot(user, label, cot_reasoning(ex[f"choice_{choice}"], results, label))
 
 
-def _shots(rows: list[dict], qi: int, k: int, rng: np.random.Generator, prompt: str) -> list[Shot]:
-    """``k`` worked examples drawn from questions other than ``rows[qi]``."""
+def _family(row: dict) -> str | None:
+    """The question's template family (generated items), or ``None`` (e.g. the MalAlgoQA
+    release, which has none)."""
+    fam = row.get("family")
+    if fam is None or (isinstance(fam, float) and math.isnan(fam)) or not str(fam).strip():
+        return None
+    return str(fam).strip()
+
+
+def _shot_pools(rows: list[dict]) -> list[list[int]]:
+    """For each question, the questions that may serve as its examples: never the question
+    itself, and never one of its template family - a question of the same family differs only
+    in its numbers, so it would show the model the very reasoning to be identified."""
+    fams = [_family(r) for r in rows]
+    outside = {f: [j for j in range(len(rows)) if f is None or fams[j] != f] for f in set(fams)}
+    return [[j for j in outside[f] if j != qi] for qi, f in enumerate(fams)]
+
+
+def _check_shots(rows: list[dict], pools: list[list[int]], k: int) -> None:
+    if not k:
+        return
+    for qi, pool in enumerate(pools):
+        if len(pool) < k:
+            raise ValueError(
+                f"--shots {k} needs {k} example questions outside each question's template "
+                f"family; question {rows[qi]['id']} (family {_family(rows[qi])}) has {len(pool)}"
+            )
+
+
+def _shots(
+    rows: list[dict], pool: list[int], k: int, rng: np.random.Generator, prompt: str
+) -> list[Shot]:
+    """``k`` worked examples drawn from ``pool`` (:func:`_shot_pools`)."""
     if not k:
         return []
-    others = rng.choice([j for j in range(len(rows)) if j != qi], k, replace=False)
+    others = rng.choice(pool, k, replace=False)
     return [_shot(rows[int(j)], rng, prompt) for j in others]
 
 

@@ -8,7 +8,9 @@ oracle tutor that infers a rule from a Phase-1 error and targets it on a related
 Vocabulary (:mod:`.model`): a *mal-rule* is a named systematic error; a *family* is a kind of
 problem with a seeded generator, a correct solver and, for each mal-rule that applies, the
 deterministic wrong answer and the flawed reasoning; a *problem* is one instance. Every family
-has at least three mal-rules, so every problem has three distractors from distinct rules.
+has at least three mal-rules, so every problem has three distractors from distinct rules; most
+have five to seven, from which :mod:`.balance` chooses each item's three so that no surface
+feature marks the key over a generated set (issue 18).
 
 Python API::
 

@@ -36,6 +36,18 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "Writes numbers of different lengths one under the other aligned on their first digits "
         "instead of their ones digits, so the shorter number is added at the wrong place value.",
     ),
+    "carry_ones_digit": (
+        "Carry the ones digit",
+        N,
+        "In a column whose digits add to 10 or more, writes the tens digit of the sum and "
+        "carries the ones digit into the next column: the two digits swapped.",
+    ),
+    "quit_when_bottom_blank": (
+        "Stop where the shorter number ends",
+        N,
+        "Works only the columns that have a digit in both numbers and drops the digits of the "
+        "longer number that have nothing under them (VanLehn's quit-when-bottom-blank).",
+    ),
     "smaller_from_larger": (
         "Subtract the smaller digit from the larger",
         N,
@@ -54,6 +66,25 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "When the top digit of a column is smaller than the bottom digit, writes 0 for that "
         "column instead of regrouping.",
     ),
+    "borrow_from_leftmost": (
+        "Borrow from the leftmost digit",
+        N,
+        "Regroups by taking the ten from the leftmost digit of the top number, whichever column "
+        "needs it, rather than from the next column to the left (VanLehn's always-borrow-left).",
+    ),
+    "take_without_regrouping": (
+        "Take from the next column without adding ten",
+        N,
+        "In a column whose top digit is too small, takes 1 from the next column but then "
+        "subtracts the smaller digit from the larger instead of adding ten to the top digit.",
+    ),
+    "borrow_from_bottom": (
+        "Borrow from the bottom number",
+        N,
+        "Regroups a ten into a column whose top digit is too small but takes the 1 from the "
+        "bottom digit of the next column rather than from its top digit (VanLehn's "
+        "borrow-from-bottom).",
+    ),
     "place_value_shift": (
         "Place-value shift in multiplication",
         N,
@@ -65,6 +96,24 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         N,
         "Multiplies tens by tens and ones by ones and adds the two products, leaving out the "
         "cross products (as if (30 + 4)(20 + 6) were 30 × 20 + 4 × 6).",
+    ),
+    "carry_before_multiply": (
+        "Add the carry before multiplying",
+        N,
+        "In long multiplication adds the carried digit to the next digit of the top number and "
+        "then multiplies, instead of multiplying first and adding the carry afterwards.",
+    ),
+    "two_placeholder_zeros": (
+        "Shift the second row too far",
+        N,
+        "Writes the partial product for the tens digit with two placeholder zeros, as if the "
+        "tens digit stood for hundreds.",
+    ),
+    "write_digit_products": (
+        "Write each digit product in full",
+        N,
+        "Multiplies each digit of the top number by the bottom digit and writes every product "
+        "whole, so a product of 24 puts 24 into the row instead of writing 4 and carrying 2.",
     ),
     # --- fractions ---------------------------------------------------------------------------
     "add_across": (
@@ -85,6 +134,30 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "Multiplies numerators together and denominators together whatever the operation: uses "
         "the multiplication rule to add fractions and forgets to invert the divisor when dividing.",
     ),
+    "rename_numerators_only": (
+        "Rename the numerators but not the denominator",
+        N,
+        "Multiplies each numerator by the factor that brings its fraction to the common "
+        "denominator, then writes the sum over the larger of the original denominators.",
+    ),
+    "cross_multiply_add_denominators": (
+        "Cross-multiply, then add the denominators",
+        N,
+        "Forms the numerator by cross-multiplying (a × d + c × b) but writes the sum of the two "
+        "denominators underneath, mixing the cross-multiplication and add-across procedures.",
+    ),
+    "keep_first_denominator": (
+        "Keep one denominator",
+        N,
+        "Adds the numerators and keeps the first fraction's denominator, as if the denominators "
+        "were already alike.",
+    ),
+    "scale_by_own_denominator": (
+        "Scale each numerator by its own denominator",
+        N,
+        "Cross-multiplies the wrong way round: multiplies each numerator by its own denominator "
+        "(a × b + c × d) and writes that over the product of the denominators.",
+    ),
     "invert_dividend": (
         "Invert the wrong fraction",
         N,
@@ -95,6 +168,18 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "Invert both fractions",
         N,
         "Divides fractions by inverting both of them and then multiplying.",
+    ),
+    "divide_keep_common_denominator": (
+        "Divide over a common denominator and keep it",
+        N,
+        "Rewrites both fractions over the common denominator b × d, divides the new numerators, "
+        "and keeps the common denominator under the result, as in adding fractions.",
+    ),
+    "cross_multiply_only": (
+        "Cross-multiply and stop",
+        N,
+        "Treats the division like a proportion: multiplies the first numerator by the second "
+        "denominator and gives that product as the answer.",
     ),
     # --- decimals ----------------------------------------------------------------------------
     "longer_is_larger": (
@@ -132,6 +217,30 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "Ignores the decimal points, adds the digits as whole numbers, then counts off as many "
         "decimal places as the two numbers have together - the rule for multiplying decimals.",
     ),
+    "ignore_decimal_point": (
+        "Ignore the decimal points",
+        N,
+        "Drops the decimal points, lines the digits up on the right and adds the two whole "
+        "numbers, giving the whole-number sum as the answer.",
+    ),
+    "point_from_fewer_places": (
+        "Point as in the shorter decimal",
+        N,
+        "Lines the digits up on the right, adds them as whole numbers and puts the decimal point "
+        "as many places from the right as the number with fewer decimal places has.",
+    ),
+    "forget_the_point": (
+        "Forget to put the point back",
+        N,
+        "Writes both numbers with the same number of decimal places and adds them correctly as "
+        "whole numbers, but never puts the decimal point back into the sum.",
+    ),
+    "annex_extra_zero": (
+        "Annex too many zeros",
+        N,
+        "Pads the decimal with fewer places with one zero too many (3.4 as 3.400 beside 1.25), "
+        "then lines up the last digits and places the point for two decimal places.",
+    ),
     # --- percent -----------------------------------------------------------------------------
     "percent_change_new_base": (
         "Percent change relative to the new value",
@@ -162,6 +271,42 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "Computes the given percent of the number in the problem and reports that part as the "
         "answer.",
     ),
+    "forget_times_100": (
+        "Forget to multiply by 100",
+        N,
+        "Divides the change by the original value and gives the quotient itself as the percent "
+        "(0.25 read as 0.25%).",
+    ),
+    "divide_the_wrong_way": (
+        "Divide the wrong way round",
+        N,
+        "Swaps divisor and dividend: divides the original value by the change (then multiplies "
+        "by 100) for a percent change, or the coefficient by the right-hand side for ax = c.",
+    ),
+    "average_as_base": (
+        "Percent of the average",
+        N,
+        "Divides the change by the average of the old and the new value (a 'percent "
+        "difference') where the percent change divides by the old value.",
+    ),
+    "divide_by_the_change": (
+        "Divide by the percent of the change",
+        N,
+        "Undoes a percent change by dividing the final amount by the percent of the change (0.2 "
+        "for 20% off) rather than by the percent that remains (0.8).",
+    ),
+    "apply_the_change_again": (
+        "Apply the change again",
+        N,
+        "Undoes a percent change by applying the same change to the final amount once more "
+        "(another 20% off, another 25% on).",
+    ),
+    "undo_the_opposite_change": (
+        "Undo the opposite change",
+        N,
+        "Undoes a percent change by dividing by the factor of the opposite change: by 1.2 to "
+        "undo 20% off, by 0.75 to undo a 25% increase.",
+    ),
     # --- order of operations -----------------------------------------------------------------
     "left_to_right": (
         "Left to right, ignoring precedence",
@@ -180,6 +325,12 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         A,
         "Reads the order of operations as a fixed list in which every addition comes before any "
         "subtraction, so a − b + c is computed as a − (b + c).",
+    ),
+    "right_to_left": (
+        "Right to left",
+        A,
+        "Carries out the operations from right to left, so the last operation written is done "
+        "first.",
     ),
     # --- algebra -----------------------------------------------------------------------------
     "square_as_double": (
@@ -222,6 +373,35 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         A,
         "Reads ax as a + x and so subtracts the coefficient instead of dividing by it.",
     ),
+    "square_the_coefficient": (
+        "Square the coefficient too",
+        A,
+        "Evaluates a term like 3x² as (3x)²: squares the coefficient together with the variable.",
+    ),
+    "multiply_instead_of_divide": (
+        "Multiply by the coefficient",
+        A,
+        "Undoes the multiplication in ax = c by multiplying both sides by a rather than dividing.",
+    ),
+    "subtract_in_reverse_order": (
+        "Subtract in reverse order",
+        A,
+        "Moves the constant across correctly but subtracts the wrong way round, b − c instead of "
+        "c − b.",
+    ),
+    "drop_the_factor": (
+        "Drop the factor in front",
+        A,
+        "Evaluates what is inside the parentheses and never multiplies by the factor written in "
+        "front of them.",
+    ),
+    "multiply_all_numbers": (
+        "Multiply all the numbers given",
+        A,
+        "Puts every number of the problem into one product (a 'use all the numbers' strategy): "
+        "all three sides of a triangle, the four numbers of an expression, the factor, "
+        "coefficient, value and constant of a(bx + c).",
+    ),
     # --- geometry and measurement -------------------------------------------------------------
     "perimeter_area_confusion": (
         "Perimeter/area confusion",
@@ -249,6 +429,44 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         G,
         "Multiplies only the length and the width - the area of the base - and leaves out the "
         "height.",
+    ),
+    "slant_side_as_height": (
+        "Longest side as the height",
+        G,
+        "Takes the longest side of a right triangle (the hypotenuse) as the height and multiplies "
+        "it by the other leg and one half.",
+    ),
+    "halve_every_length": (
+        "Halve both lengths",
+        G,
+        "Applies the half in the triangle formula to each length: halves the base and the height "
+        "and multiplies the halves.",
+    ),
+    "mix_circle_formulas": (
+        "Mix the circle formulas",
+        G,
+        "Blends the circumference and area formulas into 2 × π × r × r.",
+    ),
+    "square_the_diameter": (
+        "Square the diameter",
+        G,
+        "Computes π × d × d with the diameter d, as if the area formula took the diameter.",
+    ),
+    "cube_the_radius": (
+        "Cube the radius",
+        G,
+        "Uses r × r × r, the power of a volume formula, for the area of a circle.",
+    ),
+    "treat_as_cube": (
+        "Treat the box as a cube",
+        G,
+        "Takes the longest edge for all three dimensions and cubes it.",
+    ),
+    "add_face_areas": (
+        "Add the face areas for volume",
+        G,
+        "Adds the areas of three different faces of the box (length × width, length × height, "
+        "width × height) where the volume multiplies the three edges.",
     ),
     # --- data analysis -----------------------------------------------------------------------
     "no_sorting": (
@@ -284,5 +502,31 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         D,
         "Counts the whole numbers from the smallest to the largest value inclusively, getting "
         "one more than their difference.",
+    ),
+    "median_position_as_value": (
+        "Position of the median as its value",
+        D,
+        "Finds where the middle value sits, (n + 1) ÷ 2, and gives that position as the median.",
+    ),
+    "divide_by_one_less": (
+        "Divide by one less than the count",
+        D,
+        "Adds up the values for the mean but divides by one less than the number of values.",
+    ),
+    "count_as_range": (
+        "Count of values as the range",
+        D,
+        "Gives the number of values in the data set as its range.",
+    ),
+    "add_the_extremes": (
+        "Add the largest and smallest values",
+        D,
+        "Adds the largest and the smallest value where the range subtracts them.",
+    ),
+    "range_between_exclusive": (
+        "Count the whole numbers strictly between",
+        D,
+        "Counts the whole numbers strictly between the smallest and the largest value, getting "
+        "one less than their difference.",
     ),
 }

@@ -5,8 +5,11 @@ Each item is one problem with four choices: the correct answer and three distrac
 answer of a *different* mal-rule applicable to the problem, with one rationale per choice - the
 correct reasoning for the key, the flawed reasoning (the "malgorithm", Sonkar et al.) for each
 distractor. Guarantees, for every item: four distinct choices, no distractor equal to the key,
-three distinct rules, choices written in the family's one canonical form (:mod:`.values`), the
-key's position drawn uniformly. Numbers are redrawn until these hold.
+three distinct rules, four distinct rationales, choices written in the family's one canonical
+form (:mod:`.values`), the key's position drawn uniformly. Which problem and which three rules
+an item gets is chosen by :mod:`.balance` among the valid sets on a few freshly drawn problems,
+so that over the generated set the key is not marked by surface features (its rank among the
+values, its rationale's length, its order of magnitude, ...; issue 18).
 
 Columns (:data:`ITEM_COLUMNS`): ``id, question, choice_A..choice_D, answer`` (the key's letter),
 ``rationale_A..rationale_D, grade, content, dok, malrule_A..malrule_D`` (the rule behind each
@@ -25,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..seeding import DEFAULT_SEED
+from . import balance
 from .library import (
     FAMILIES,
     RULES,
@@ -51,7 +55,7 @@ ITEM_COLUMNS = (
     + ["family", "difficulty", "params"]
 )
 
-_MAX_DRAWS = 1000
+_MAX_DRAWS = 2000
 
 
 def _valid(problem: Problem, rules: tuple[str, ...]) -> bool:
@@ -117,20 +121,20 @@ def make_item(
     raise ValueError(f"fewer than 3 mal-rules give distinct wrong answers on: {problem.question}")
 
 
-def _draw(family: str, grade: int, rng: np.random.Generator) -> tuple[Problem, tuple[str, ...]]:
-    """Draw numbers, choose three of the rules that apply to this variant uniformly, and redraw
-    both until the three give distinct wrong answers."""
-    fam = FAMILIES[family]
-    for _ in range(_MAX_DRAWS):
-        params = fam.sample(rng, grade)
-        problem = build_problem(family, params, grade, 0.0)
-        usable = [r for r in RULES if r in fam.rules and rule_answer(problem, r) is not None]
-        if len(usable) < 3:
-            continue
-        rules = tuple(usable[int(k)] for k in sorted(rng.choice(len(usable), 3, replace=False)))
-        if _valid(problem, rules):
-            return problem, rules
-    raise RuntimeError(f"could not draw a valid {family} item in {_MAX_DRAWS} tries")
+def _draw(
+    family: str, grade: int, rng: np.random.Generator, balancer: balance.Balancer
+) -> tuple[Problem, tuple[str, ...]]:
+    """A problem of ``family`` and its three distractor rules, chosen by ``balancer`` among the
+    valid sets on :data:`~.balance.PROBLEMS_PER_ITEM` freshly drawn problems (:mod:`.balance`)."""
+    found = balance.candidates(family, grade, rng, _MAX_DRAWS)
+    if not found:
+        raise RuntimeError(f"could not draw a valid {family} item in {_MAX_DRAWS} tries")
+    k = balancer.choose(family, np.concatenate([f[3] for f in found]), rng)
+    for problem, rules, trios, _ in found:
+        if k < len(trios):
+            return problem, tuple(rules[i] for i in trios[k])
+        k -= len(trios)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def generate_items(
@@ -145,7 +149,10 @@ def generate_items(
     ``grades`` and ``contents`` - so that every family appears about equally often; an item's grade
     is drawn among the family's grades that were asked for. Item ``i`` has its own random stream
     (``SeedSequence(seed)``'s children), so the first ``k`` items of ``generate_items(n, seed)``
-    are ``generate_items(k, seed)``. Ids are ``mal0001``, ``mal0002``, ...
+    are ``generate_items(k, seed)``. Ids are ``mal0001``, ``mal0002``, ... The choice of each
+    item's problem and distractor rules balances surface features over the set
+    (:class:`~.balance.Balancer`; it depends on the items before, which keeps the prefix
+    property).
     """
     if n < 0:
         raise ValueError("n must be >= 0")
@@ -158,13 +165,14 @@ def generate_items(
     while len(order) < n:
         order += [fams[int(k)] for k in schedule.permutation(len(fams))]
     width = max(4, len(str(n)))
+    balancer = balance.Balancer()
     rows = []
     for i, item_ss in enumerate(items_ss.spawn(n)):
         rng = np.random.default_rng(item_ss)
         fam = FAMILIES[order[i]]
         allowed = [g for g in fam.grades if grades is None or g in grades]
         grade = allowed[int(rng.integers(len(allowed)))]
-        problem, rules = _draw(fam.id, grade, rng)
+        problem, rules = _draw(fam.id, grade, rng, balancer)
         difficulty = round(baseline_difficulty(fam.id, grade) + rng.normal(0.0, 0.3), 3)
         problem = build_problem(fam.id, problem.params, grade, difficulty)
         rows.append(_row(problem, rules, rng, f"mal{i + 1:0{width}d}"))

@@ -76,7 +76,7 @@ def _data_steps(values: list[int], expr: str) -> str:
 
 def _mean_steps(p: Params) -> str:
     d = p["data"]
-    return _data_steps(d, f"({' + '.join(map(str, d))}) ÷ {len(d)}")
+    return _data_steps(d, f"{sum(d)} ÷ {len(d)}")
 
 
 def _median_steps(p: Params, values: list[int]) -> str:
@@ -106,9 +106,26 @@ def _midrange_explain(p: Params) -> str:
     return _data_steps(sorted(p["data"]), f"({lo} + {hi}) ÷ 2")
 
 
+def _mean_n_minus_one(p: Params) -> Fraction | None:
+    if p["stat"] != "mean":
+        return None
+    v = Fraction(sum(p["data"]), len(p["data"]) - 1)
+    return v if (v * 10**6).denominator == 1 else None  # a value we can write exactly
+
+
 def _sum_explain(p: Params) -> str:
     d = p["data"]
     return _data_steps(d, " + ".join(map(str, d)))
+
+
+def _position_explain(p: Params) -> str:
+    d = sorted(p["data"])
+    return _data_steps(d, f"({len(d)} + 1) ÷ 2")
+
+
+def _minus_one_explain(p: Params) -> str:
+    d = p["data"]
+    return _data_steps(d, f"{sum(d)} ÷ {len(d) - 1}")
 
 
 CENTER = Family(
@@ -131,6 +148,11 @@ CENTER = Family(
         "sum_without_dividing": RuleImpl(
             lambda p: sum(p["data"]) if p["stat"] == "mean" else None, _sum_explain
         ),
+        "median_position_as_value": RuleImpl(
+            lambda p: Fraction(len(p["data"]) + 1, 2) if p["stat"] == "median" else None,
+            _position_explain,
+        ),
+        "divide_by_one_less": RuleImpl(_mean_n_minus_one, _minus_one_explain),
     },
     difficulty=0.1,
 )
@@ -160,6 +182,19 @@ def _fencepost_explain(p: Params) -> str:
     return _data_steps(p["data"], f"{max(p['data'])} − {min(p['data'])} + 1")
 
 
+def _count_explain(p: Params) -> str:
+    d = p["data"]
+    return _data_steps(d, " + ".join("1" for _ in d))
+
+
+def _extremes_sum_explain(p: Params) -> str:
+    return _data_steps(p["data"], f"{max(p['data'])} + {min(p['data'])}")
+
+
+def _exclusive_explain(p: Params) -> str:
+    return _data_steps(p["data"], f"{max(p['data'])} − {min(p['data'])} − 1")
+
+
 RANGE = Family(
     id="data_range",
     name="Range of a data set",
@@ -176,6 +211,13 @@ RANGE = Family(
         "range_as_largest": RuleImpl(lambda p: max(p["data"]), _largest_explain),
         "fencepost_range": RuleImpl(
             lambda p: max(p["data"]) - min(p["data"]) + 1, _fencepost_explain
+        ),
+        "count_as_range": RuleImpl(lambda p: len(p["data"]), _count_explain),
+        "add_the_extremes": RuleImpl(
+            lambda p: max(p["data"]) + min(p["data"]), _extremes_sum_explain
+        ),
+        "range_between_exclusive": RuleImpl(
+            lambda p: max(p["data"]) - min(p["data"]) - 1, _exclusive_explain
         ),
     },
     difficulty=-0.3,

@@ -2,8 +2,10 @@
 
 Comparison follows Steinle & Stacey's classification of decimal misconceptions: "longer is
 larger" (whole-number thinking about the digits after the point), "shorter is larger"
-(denominator-focused thinking) and ignoring the zero in the tenths place. The comparison problem
-is built so that each of the three rules picks a different number and none picks the largest.
+(denominator-focused thinking) and ignoring the zero in the tenths place. A comparison asks for
+the greatest, second greatest, second smallest or smallest of four numbers (drawn uniformly, so
+the key is equally often each place in the order) and is built so that each of the three rules
+picks a different number and none picks the key: the four choices are the four numbers.
 """
 
 from __future__ import annotations
@@ -16,78 +18,147 @@ from ..model import Family, Params, RuleImpl
 
 # --- comparison -----------------------------------------------------------------------------------
 
+#: which number a comparison asks for, by its place when the numbers are sorted from the greatest
+RANKS = ("greatest", "second greatest", "second smallest", "smallest")
+
 _CMP_TEMPLATES = (
-    "Which of these numbers is the greatest: {list}?",
-    "Four students measured seeds in centimeters: {list}. Which measurement is the greatest?",
+    "Which of these numbers is the {rank}: {list}?",
+    "Four students measured seeds in centimeters: {list}. Which measurement is the {rank}?",
 )
 
 
+def _digit(rng: np.random.Generator, low: int = 1) -> str:
+    return str(int(rng.integers(low, 10)))
+
+
+def _decimal(rng: np.random.Generator, whole: str, places: int, zero: bool = False) -> str:
+    """``whole.`` followed by ``places`` digits, the last not 0; a 0 in the tenths if ``zero``
+    (and no 0 there otherwise)."""
+    digits = ["0" if zero else _digit(rng)]
+    digits += [_digit(rng, 0) for _ in range(places - 2)] + ([_digit(rng)] if places > 1 else [])
+    return f"{whole}." + "".join(digits[:places])
+
+
 def _cmp_sample(rng: np.random.Generator, grade: int) -> Params:
-    w = 0 if grade <= 4 else int(rng.integers(0, 10))
-    e = int(rng.integers(2, 9))  # tenths digit of the two-place number (the greatest)
-    two = f"{w}.{e}{int(rng.integers(1, 10))}"
-    one = f"{w}.{int(rng.integers(1, e + 1))}"  # fewest places, smaller than two
-    while True:  # three places, smaller than two
-        three = (
-            f"{w}.{int(rng.integers(1, e + 1))}{int(rng.integers(0, 10))}{int(rng.integers(1, 10))}"
-        )
-        if Fraction(three) < Fraction(two):
-            break
-    zero = f"{w}.0{int(rng.integers(e + 1, 10))}"  # read as w.d, larger than two
-    numbers = [one, two, three, zero]
-    order = [int(i) for i in rng.permutation(4)]
-    return {
-        "numbers": [numbers[i] for i in order],
-        "template": int(rng.integers(len(_CMP_TEMPLATES))),
-    }
+    """Four numbers with the same whole part: one with 1 decimal place, one with a zero in the
+    tenths (2 or 3 places) and two with 2-4 places; and the place asked for. Redrawn until the
+    correct reading and the three rules each pick a different number, so the four choices are
+    the four numbers."""
+    w = "0" if grade <= 4 else _digit(rng, 0)
+    rank = int(rng.integers(len(RANKS)))
+    while True:
+        numbers = [
+            _decimal(rng, w, 1),
+            _decimal(rng, w, int(rng.integers(2, 4)), zero=True),
+            _decimal(rng, w, int(rng.integers(2, 4))),
+            _decimal(rng, w, int(rng.integers(3, 5))),
+        ]
+        order = [int(i) for i in rng.permutation(4)]
+        p = {
+            "numbers": [numbers[i] for i in order],
+            "template": int(rng.integers(len(_CMP_TEMPLATES))),
+            "rank": rank,
+        }
+        picks = [_cmp_solve(p)] + [impl.answer(p) for impl in _CMP_RULES.values()]
+        if None not in picks and len(set(picks)) == 4:
+            return p
 
 
 def _tail(s: str) -> str:
     return s.split(".")[1]
 
 
-def _pick_by(p: Params, key) -> Fraction:
-    return Fraction(max(p["numbers"], key=key))
+def _rank_of(p: Params) -> int:
+    """0 for "greatest" ... 3 for "smallest" (problems without a rank ask for the greatest)."""
+    return int(p.get("rank", 0))
+
+
+def _pick_by(p: Params, key) -> Fraction | None:
+    """The number in the asked-for place when the numbers are ordered by ``key`` (a reading of
+    each number), greatest first; ``None`` when that number's reading ties with another's."""
+    keys = [key(s) for s in p["numbers"]]
+    order = sorted(range(len(keys)), key=keys.__getitem__, reverse=True)
+    chosen = order[_rank_of(p)]
+    if keys.count(keys[chosen]) > 1:
+        return None
+    return Fraction(p["numbers"][chosen])
+
+
+def _scaled(whole: str, tail: str) -> int:
+    """``whole.tail`` in millionths, exactly (tails have at most 6 digits)."""
+    return int(whole) * 10**6 + int((tail + "000000")[:6])
+
+
+def _exact(s: str) -> int:
+    whole, tail = s.split(".")
+    return _scaled(whole, tail)
+
+
+def _cmp_solve(p: Params) -> Fraction:
+    return _pick_by(p, _exact)  # type: ignore[return-value] - values are distinct
 
 
 def _cmp_list(p: Params) -> str:
     return ", ".join(p["numbers"])
 
 
-def _cmp_steps(p: Params, read) -> str:
-    """The words every comparison rationale shares: each number is read as a value (``read``)
-    and the number with the greatest value is chosen; only the numbers differ."""
-    pairs = ", ".join(f"{s} as {read(s)}" for s in p["numbers"])
-    return f"Read the numbers as values to compare: {pairs}. Choose the number with the greatest value."
+def _cmp_steps(p: Params, key) -> str:
+    """The words every comparison rationale shares: the four numbers in the order a way of
+    reading them (``key``) puts them, greatest first, then the asked-for place. Every rationale
+    writes the same four numbers, so none is longer than another: the reasoning is in the order."""
+    ordered = ", ".join(sorted(p["numbers"], key=key, reverse=True))
+    rank = RANKS[_rank_of(p)]
+    return f"Order the numbers from the greatest to the smallest: {ordered}. Choose the {rank}."
+
+
+def _longer_key(s: str) -> tuple[int, int]:
+    """Whole-number thinking: the digits after the point read as a whole number."""
+    return int(s.split(".")[0]), int(_tail(s))
+
+
+def _shorter_key(s: str) -> int:
+    """Denominator-focused thinking: more digits after the point means smaller pieces."""
+    return -len(_tail(s))
 
 
 def _cmp_explain(p: Params) -> str:
-    width = max(len(_tail(s)) for s in p["numbers"])
-    return _cmp_steps(p, lambda s: s + "0" * (width - len(_tail(s))))
+    return _cmp_steps(p, _exact)
 
 
 def _longer_explain(p: Params) -> str:
-    return _cmp_steps(p, _tail)
+    return _cmp_steps(p, _longer_key)
 
 
 def _shorter_explain(p: Params) -> str:
-    return _cmp_steps(p, lambda s: "0." + "0" * (len(_tail(s)) - 1) + "1")
+    return _cmp_steps(p, _shorter_key)
 
 
 def _zero_explain(p: Params) -> str:
-    return _cmp_steps(p, lambda s: s.split(".")[0] + "." + _tail(s).lstrip("0"))
+    return _cmp_steps(p, _without_zero)
 
 
-def _without_zero(s: str) -> Fraction:
+def _without_zero(s: str) -> int:
+    """The number read with the zeros right after the point left out (0.08 as 0.8)."""
     whole, tail = s.split(".")
-    return Fraction(f"{whole}.{tail.lstrip('0')}")
+    return _scaled(whole, tail.lstrip("0"))
 
 
 def _other_listed(p: Params, rng: np.random.Generator) -> Fraction:
-    best = max(Fraction(s) for s in p["numbers"])
+    best = _cmp_solve(p)
     others = [Fraction(s) for s in p["numbers"] if Fraction(s) != best]
     return others[int(rng.integers(len(others)))]
 
+
+_CMP_RULES = {
+    "longer_is_larger": RuleImpl(
+        lambda p: _pick_by(p, lambda s: (int(s.split(".")[0]), int(_tail(s)))),
+        _longer_explain,
+    ),
+    "shorter_is_larger": RuleImpl(
+        lambda p: _pick_by(p, lambda s: -len(_tail(s))), _shorter_explain
+    ),
+    "ignore_zero_after_point": RuleImpl(lambda p: _pick_by(p, _without_zero), _zero_explain),
+}
 
 COMPARISON = Family(
     id="decimal_compare",
@@ -97,19 +168,12 @@ COMPARISON = Family(
     dok=1,
     kind="decimal",
     sample=_cmp_sample,
-    question=lambda p: _CMP_TEMPLATES[p["template"]].format(list=_cmp_list(p)),
-    solve=lambda p: max(Fraction(s) for s in p["numbers"]),
+    question=lambda p: _CMP_TEMPLATES[p["template"]].format(
+        list=_cmp_list(p), rank=RANKS[_rank_of(p)]
+    ),
+    solve=_cmp_solve,
     explain=_cmp_explain,
-    rules={
-        "longer_is_larger": RuleImpl(
-            lambda p: _pick_by(p, lambda s: (int(s.split(".")[0]), int(_tail(s)))),
-            _longer_explain,
-        ),
-        "shorter_is_larger": RuleImpl(
-            lambda p: _pick_by(p, lambda s: (-len(_tail(s)), Fraction(s))), _shorter_explain
-        ),
-        "ignore_zero_after_point": RuleImpl(lambda p: _pick_by(p, _without_zero), _zero_explain),
-    },
+    rules=_CMP_RULES,
     difficulty=-0.5,
     slip=lambda p, rng: _other_listed(p, rng),
 )
@@ -172,9 +236,21 @@ def _add_explain(p: Params) -> str:
     return _add_steps(p, str(dx), str(dy), f"{dx} + {dy}", 2)
 
 
+def _misaligned(p: Params) -> tuple[str, str]:
+    """Both addends' digits lined up on the right, the one-place addend written with a leading
+    zero where its digits fall short (3.4 beside 1.25 as 034 and 125): the misalignment shown
+    as it is written in columns."""
+    sx, sy = (v.replace(".", "") for v in (p["x"], p["y"]))
+    return (("0" + sx if _places(p["x"]) == 1 else sx), ("0" + sy if _places(p["y"]) == 1 else sy))
+
+
+def _misaligned_steps(p: Params, point: int) -> str:
+    sx, sy = _misaligned(p)
+    return _add_steps(p, sx, sy, f"{sx} + {sy}", point)
+
+
 def _right_align_explain(p: Params) -> str:
-    dx, dy = _digits_only(p["x"]), _digits_only(p["y"])
-    return _add_steps(p, str(dx), str(dy), f"{dx} + {dy}", 2)
+    return _misaligned_steps(p, 2)
 
 
 def _parts_explain(p: Params) -> str:
@@ -184,8 +260,40 @@ def _parts_explain(p: Params) -> str:
 
 
 def _places_mult_explain(p: Params) -> str:
-    dx, dy = _digits_only(p["x"]), _digits_only(p["y"])
-    return _add_steps(p, str(dx), str(dy), f"{dx} + {dy}", _places(p["x"]) + _places(p["y"]))
+    return _misaligned_steps(p, _places(p["x"]) + _places(p["y"]))
+
+
+def _annexed(p: Params) -> tuple[str, str]:
+    """Both addends written with two decimal places (3.4 -> 3.40)."""
+    return tuple(v + "0" if _places(v) == 1 else v for v in (p["x"], p["y"]))  # type: ignore[return-value]
+
+
+def _ignore_point_explain(p: Params) -> str:
+    return _misaligned_steps(p, 0)
+
+
+def _fewer_places_explain(p: Params) -> str:
+    return _misaligned_steps(p, min(_places(p["x"]), _places(p["y"])))
+
+
+def _annex_no_point_explain(p: Params) -> str:
+    dx, dy = (_digits_only(v) for v in _annexed(p))
+    return _add_steps(p, str(dx), str(dy), f"{dx} + {dy}", 0)
+
+
+def _over_annexed(p: Params) -> tuple[str, str]:
+    """The one-place addend written with two zeros added (3.4 -> 3.400), the other as it is."""
+    return tuple(v + "00" if _places(v) == 1 else v for v in (p["x"], p["y"]))  # type: ignore[return-value]
+
+
+def _extra_zero(p: Params) -> Fraction:
+    dx, dy = (_digits_only(v) for v in _over_annexed(p))
+    return Fraction(dx + dy, 100)
+
+
+def _extra_zero_explain(p: Params) -> str:
+    dx, dy = (_digits_only(v) for v in _over_annexed(p))
+    return _add_steps(p, str(dx), str(dy), f"{dx} + {dy}", 2)
 
 
 ADDITION = Family(
@@ -203,6 +311,20 @@ ADDITION = Family(
         "right_align_decimals": RuleImpl(_right_align, _right_align_explain),
         "decimal_parts_separately": RuleImpl(_parts_separately, _parts_explain),
         "decimal_places_as_multiplication": RuleImpl(_places_as_mult, _places_mult_explain),
+        "ignore_decimal_point": RuleImpl(
+            lambda p: _digits_only(p["x"]) + _digits_only(p["y"]), _ignore_point_explain
+        ),
+        "point_from_fewer_places": RuleImpl(
+            lambda p: Fraction(
+                _digits_only(p["x"]) + _digits_only(p["y"]),
+                10 ** min(_places(p["x"]), _places(p["y"])),
+            ),
+            _fewer_places_explain,
+        ),
+        "forget_the_point": RuleImpl(
+            lambda p: sum(_digits_only(v) for v in _annexed(p)), _annex_no_point_explain
+        ),
+        "annex_extra_zero": RuleImpl(_extra_zero, _extra_zero_explain),
     },
     difficulty=-0.3,
 )

@@ -63,6 +63,16 @@ def _ooo_add_sub_explain(p: Params) -> str:
     return _grouped(f"{a} − (({b} × {c}) + {d})")
 
 
+def _ooo_r2l_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return _grouped(f"{a} − ({b} × ({c} + {d}))")
+
+
+def _ooo_all_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return _grouped(f"{a} × {b} × {c} × {d}")
+
+
 ORDER_OF_OPERATIONS = Family(
     id="order_of_operations",
     name="Evaluate a numerical expression (order of operations)",
@@ -82,47 +92,73 @@ ORDER_OF_OPERATIONS = Family(
         "add_before_subtract": RuleImpl(
             lambda p: p["a"] - (p["b"] * p["c"] + p["d"]), _ooo_add_sub_explain
         ),
+        "right_to_left": RuleImpl(lambda p: p["a"] - p["b"] * (p["c"] + p["d"]), _ooo_r2l_explain),
+        "multiply_all_numbers": RuleImpl(
+            lambda p: p["a"] * p["b"] * p["c"] * p["d"], _ooo_all_explain
+        ),
     },
     difficulty=-0.2,
 )
 
-# --- evaluate x² + ax -----------------------------------------------------------------------------
+# --- evaluate kx² + ax ----------------------------------------------------------------------------
 
 _VARS = ("x", "y", "n", "m")
 
 
 def _quad_sample(rng: np.random.Generator, grade: int) -> Params:
     a, n = (int(v) for v in rng.integers(2, 10, size=2))
-    return {"a": a, "n": n, "var": pick(rng, _VARS)}
+    k = int(rng.integers(1, 5))
+    return {"a": a, "n": n, "var": pick(rng, _VARS), "k": k}
+
+
+def _k(p: Params) -> int:
+    """The leading coefficient (1 when the problem has none: ``x² + ax``)."""
+    return int(p.get("k", 1))
 
 
 def _quad_expr(p: Params) -> str:
-    return f"{p['var']}² + {p['a']}{p['var']}"
+    lead = "" if _k(p) == 1 else str(_k(p))
+    return f"{lead}{p['var']}² + {p['a']}{p['var']}"
+
+
+def _kx(p: Params, square: str) -> str:
+    """The first term's product: ``n × n`` or ``k × n × n``."""
+    return square if _k(p) == 1 else f"{_k(p)} × {square}"
 
 
 def _quad_explain(p: Params) -> str:
     a, n = p["a"], p["n"]
-    return _grouped(f"({n} × {n}) + ({a} × {n})")
+    return _grouped(f"({_kx(p, f'{n} × {n}')}) + ({a} × {n})")
 
 
 def _quad_double_explain(p: Params) -> str:
     a, n = p["a"], p["n"]
-    return _grouped(f"(2 × {n}) + ({a} × {n})")
+    return _grouped(f"({_kx(p, f'2 × {n}')}) + ({a} × {n})")
 
 
 def _quad_concat_explain(p: Params) -> str:
     a, n = p["a"], p["n"]
-    return _grouped(f"({n} × {n}) + {a}{n}")
+    return _grouped(f"({_kx(p, f'{n} × {n}')}) + {a}{n}")
 
 
 def _quad_l2r_explain(p: Params) -> str:
     a, n = p["a"], p["n"]
-    return _grouped(f"(({n} × {n}) + {a}) × {n}")
+    return _grouped(f"(({_kx(p, f'{n} × {n}')}) + {a}) × {n}")
 
 
 def _quad_drop_explain(p: Params) -> str:
     a, n = p["a"], p["n"]
-    return _grouped(f"{n} + ({a} × {n})")
+    return _grouped(f"{_kx(p, f'{n}')} + ({a} × {n})")
+
+
+def _quad_addend_explain(p: Params) -> str:
+    a, n = p["a"], p["n"]
+    return _grouped(f"({_kx(p, f'{n} × {n}')}) + ({a} + {n})")
+
+
+def _quad_square_k_explain(p: Params) -> str:
+    a, n, k = p["a"], p["n"], _k(p)
+    return _grouped(f"({k} × {n}) × ({k} × {n}) + ({a} × {n})")
 
 
 QUADRATIC = Family(
@@ -134,15 +170,26 @@ QUADRATIC = Family(
     kind="int",
     sample=_quad_sample,
     question=lambda p: f"What is the value of {_quad_expr(p)} when {p['var']} = {p['n']}?",
-    solve=lambda p: p["n"] ** 2 + p["a"] * p["n"],
+    solve=lambda p: _k(p) * p["n"] ** 2 + p["a"] * p["n"],
     explain=_quad_explain,
     rules={
-        "square_as_double": RuleImpl(lambda p: 2 * p["n"] + p["a"] * p["n"], _quad_double_explain),
-        "concatenate_coefficient": RuleImpl(
-            lambda p: p["n"] ** 2 + 10 * p["a"] + p["n"], _quad_concat_explain
+        "square_as_double": RuleImpl(
+            lambda p: _k(p) * 2 * p["n"] + p["a"] * p["n"], _quad_double_explain
         ),
-        "left_to_right": RuleImpl(lambda p: (p["n"] ** 2 + p["a"]) * p["n"], _quad_l2r_explain),
-        "drop_exponent": RuleImpl(lambda p: p["n"] + p["a"] * p["n"], _quad_drop_explain),
+        "concatenate_coefficient": RuleImpl(
+            lambda p: _k(p) * p["n"] ** 2 + 10 * p["a"] + p["n"], _quad_concat_explain
+        ),
+        "left_to_right": RuleImpl(
+            lambda p: (_k(p) * p["n"] ** 2 + p["a"]) * p["n"], _quad_l2r_explain
+        ),
+        "drop_exponent": RuleImpl(lambda p: _k(p) * p["n"] + p["a"] * p["n"], _quad_drop_explain),
+        "coefficient_as_addend": RuleImpl(
+            lambda p: _k(p) * p["n"] ** 2 + p["a"] + p["n"], _quad_addend_explain
+        ),
+        "square_the_coefficient": RuleImpl(
+            lambda p: (_k(p) * p["n"]) ** 2 + p["a"] * p["n"] if _k(p) > 1 else None,
+            _quad_square_k_explain,
+        ),
     },
     difficulty=0.0,
 )
@@ -162,7 +209,7 @@ def _dist_expr(p: Params) -> str:
 
 def _dist_explain(p: Params) -> str:
     a, b, c, n = p["a"], p["b"], p["c"], p["n"]
-    return _grouped(f"{a} × (({b} × {n}) + {c})")
+    return _grouped(f"{a} × ({b} × {n} + {c})")
 
 
 def _dist_first_explain(p: Params) -> str:
@@ -178,6 +225,21 @@ def _dist_concat_explain(p: Params) -> str:
 def _dist_add_first_explain(p: Params) -> str:
     a, b, c, n = p["a"], p["b"], p["c"], p["n"]
     return _grouped(f"{a} × ({b} × ({n} + {c}))")
+
+
+def _dist_addend_explain(p: Params) -> str:
+    a, b, c, n = p["a"], p["b"], p["c"], p["n"]
+    return _grouped(f"{a} × ({b} + {n} + {c})")
+
+
+def _dist_drop_explain(p: Params) -> str:
+    b, c, n = p["b"], p["c"], p["n"]
+    return _grouped(f"({b} × {n}) + {c}")
+
+
+def _dist_all_explain(p: Params) -> str:
+    a, b, c, n = p["a"], p["b"], p["c"], p["n"]
+    return _grouped(f"{a} × {b} × {n} × {c}")
 
 
 DISTRIBUTIVE = Family(
@@ -200,6 +262,13 @@ DISTRIBUTIVE = Family(
         ),
         "add_before_multiply": RuleImpl(
             lambda p: p["a"] * p["b"] * (p["n"] + p["c"]), _dist_add_first_explain
+        ),
+        "coefficient_as_addend": RuleImpl(
+            lambda p: p["a"] * (p["b"] + p["n"] + p["c"]), _dist_addend_explain
+        ),
+        "drop_the_factor": RuleImpl(lambda p: p["b"] * p["n"] + p["c"], _dist_drop_explain),
+        "multiply_all_numbers": RuleImpl(
+            lambda p: p["a"] * p["b"] * p["n"] * p["c"], _dist_all_explain
         ),
     },
     difficulty=0.3,
@@ -252,6 +321,26 @@ def _lin_coef_explain(p: Params) -> str:
     return _grouped(f"({c} {_undo(p)} {b}) − {a}", p["var"])
 
 
+def _lin_rest(p: Params) -> int:
+    """``c ∓ b``: the right-hand side after the constant is undone."""
+    return p["c"] - p["b"] if p["plus"] else p["c"] + p["b"]
+
+
+def _lin_reversed_explain(p: Params) -> str:
+    a, b, c = p["a"], p["b"], p["c"]
+    return _grouped(f"{a} ÷ ({c} {_undo(p)} {b})", p["var"])
+
+
+def _lin_multiply_explain(p: Params) -> str:
+    a, b, c = p["a"], p["b"], p["c"]
+    return _grouped(f"({c} {_undo(p)} {b}) × {a}", p["var"])
+
+
+def _lin_swap_explain(p: Params) -> str:
+    a, b, c = p["a"], p["b"], p["c"]
+    return _grouped(f"({b} − {c}) ÷ {a}", p["var"])
+
+
 LINEAR = Family(
     id="linear_equation",
     name="Solve a two-step linear equation",
@@ -274,6 +363,16 @@ LINEAR = Family(
         ),
         "coefficient_as_addend": RuleImpl(
             lambda p: p["c"] + (-p["b"] if p["plus"] else p["b"]) - p["a"], _lin_coef_explain
+        ),
+        "divide_the_wrong_way": RuleImpl(
+            lambda p: Fraction(p["a"], _lin_rest(p)), _lin_reversed_explain
+        ),
+        "multiply_instead_of_divide": RuleImpl(
+            lambda p: _lin_rest(p) * p["a"], _lin_multiply_explain
+        ),
+        "subtract_in_reverse_order": RuleImpl(
+            lambda p: Fraction(p["b"] - p["c"], p["a"]) if p["plus"] else None,
+            _lin_swap_explain,
         ),
     },
     difficulty=0.5,

@@ -73,6 +73,35 @@ def _add_multiply_explain(p: Params) -> str:
     return _one_fraction("sum", f"{a} × {c}", f"{b} × {d}")
 
 
+def _rename_only(p: Params) -> Fraction | None:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    m = lcm(b, d)
+    if m == max(b, d):
+        return None  # one denominator is the common one: renaming only the numerators is right
+    return Fraction(a * (m // b) + c * (m // d), max(b, d))
+
+
+def _add_rename_only_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    m = lcm(b, d)
+    return _one_fraction("sum", f"{a} × {m // b} + {c} × {m // d}", f"{max(b, d)}")
+
+
+def _add_cross_add_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return _one_fraction("sum", f"{a} × {d} + {c} × {b}", f"{b} + {d}")
+
+
+def _add_keep_first_explain(p: Params) -> str:
+    a, b, c = p["a"], p["b"], p["c"]
+    return _one_fraction("sum", f"{a} + {c}", f"{b}")
+
+
+def _add_own_denominator_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return _one_fraction("sum", f"{a} × {b} + {c} × {d}", f"{b} × {d}")
+
+
 ADDITION = Family(
     id="fraction_addition",
     name="Add fractions with unlike denominators",
@@ -93,6 +122,23 @@ ADDITION = Family(
         ),
         "multiply_across": RuleImpl(
             lambda p: Fraction(p["a"] * p["c"], p["b"] * p["d"]), _add_multiply_explain
+        ),
+        "rename_numerators_only": RuleImpl(_rename_only, _add_rename_only_explain),
+        "cross_multiply_add_denominators": RuleImpl(
+            lambda p: Fraction(p["a"] * p["d"] + p["c"] * p["b"], p["b"] + p["d"]),
+            _add_cross_add_explain,
+        ),
+        "keep_first_denominator": RuleImpl(
+            lambda p: Fraction(p["a"] + p["c"], p["b"]), _add_keep_first_explain
+        ),
+        "scale_by_own_denominator": RuleImpl(
+            # with equal numerators the wrong scaling gives the right sum: (a − c)(b − d) = 0
+            lambda p: (
+                None
+                if p["a"] == p["c"]
+                else Fraction(p["a"] * p["b"] + p["c"] * p["d"], p["b"] * p["d"])
+            ),
+            _add_own_denominator_explain,
         ),
     },
     difficulty=0.0,
@@ -135,6 +181,16 @@ def _div_invert_both_explain(p: Params) -> str:
     return _one_fraction("quotient", f"{b} × {d}", f"{a} × {c}")
 
 
+def _div_common_den_explain(p: Params) -> str:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    return _one_fraction("quotient", f"{a} × {d}", f"{b} × {c} × {b * d}")
+
+
+def _div_cross_only_explain(p: Params) -> str:
+    a, d = p["a"], p["d"]
+    return _one_fraction("quotient", f"{a} × {d}", "1")
+
+
 DIVISION = Family(
     id="fraction_division",
     name="Divide fractions",
@@ -156,6 +212,11 @@ DIVISION = Family(
         "invert_both": RuleImpl(
             lambda p: Fraction(p["b"] * p["d"], p["a"] * p["c"]), _div_invert_both_explain
         ),
+        "divide_keep_common_denominator": RuleImpl(
+            lambda p: Fraction(p["a"] * p["d"], p["b"] * p["c"] * p["b"] * p["d"]),
+            _div_common_den_explain,
+        ),
+        "cross_multiply_only": RuleImpl(lambda p: p["a"] * p["d"], _div_cross_only_explain),
     },
     difficulty=0.2,
 )

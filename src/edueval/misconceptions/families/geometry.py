@@ -76,6 +76,26 @@ def _tri_add_explain(p: Params) -> str:
     return _tri_steps(p, f"{a} + {b}")
 
 
+def _slant_area(p: Params) -> Fraction | None:
+    _, b, c = _legs(p)
+    return Fraction(b * c, 2) if b * c % 2 == 0 else None  # whole square units only
+
+
+def _tri_hyp_explain(p: Params) -> str:
+    _, b, c = _legs(p)
+    return _tri_steps(p, f"1/2 × {b} × {c}")
+
+
+def _tri_halves_explain(p: Params) -> str:
+    a, b, _ = _legs(p)
+    return _tri_steps(p, f"({a} ÷ 2) × ({b} ÷ 2)")
+
+
+def _tri_all_explain(p: Params) -> str:
+    a, b, c = _legs(p)
+    return _tri_steps(p, f"1/2 × {a} × {b} × {c}")
+
+
 RIGHT_TRIANGLE = Family(
     id="right_triangle_area",
     name="Area of a right triangle from its sides",
@@ -91,6 +111,13 @@ RIGHT_TRIANGLE = Family(
         "forget_half_triangle": RuleImpl(lambda p: _legs(p)[0] * _legs(p)[1], _tri_no_half_explain),
         "perimeter_area_confusion": RuleImpl(lambda p: sum(p["sides"]), _tri_perimeter_explain),
         "add_sides_for_area": RuleImpl(lambda p: _legs(p)[0] + _legs(p)[1], _tri_add_explain),
+        "slant_side_as_height": RuleImpl(_slant_area, _tri_hyp_explain),
+        "multiply_all_numbers": RuleImpl(
+            lambda p: Fraction(_legs(p)[0] * _legs(p)[1] * _legs(p)[2], 2), _tri_all_explain
+        ),
+        "halve_every_length": RuleImpl(
+            lambda p: Fraction(_legs(p)[0] * _legs(p)[1], 4), _tri_halves_explain
+        ),
     },
     difficulty=0.2,
 )
@@ -150,6 +177,19 @@ def _circ_drop_explain(p: Params) -> str:
     return _circ_steps(p, _halve(p), lambda r: f"π × {r}")
 
 
+def _circ_mixed_explain(p: Params) -> str:
+    return _circ_steps(p, _halve(p), lambda r: f"2 × π × {r} × {r}")
+
+
+def _circ_diameter_explain(p: Params) -> str:
+    d = txt(2 * _radius(p))
+    return f"Take d = {d}, and compute π × {d} × {d}."
+
+
+def _circ_cube_explain(p: Params) -> str:
+    return _circ_steps(p, _halve(p), lambda r: f"π × {r} × {r} × {r}")
+
+
 CIRCLE = Family(
     id="circle_area",
     name="Area of a circle in terms of π",
@@ -165,6 +205,9 @@ CIRCLE = Family(
         "radius_diameter_swap": RuleImpl(_circ_swap, _circ_swap_explain),
         "perimeter_area_confusion": RuleImpl(lambda p: 2 * _radius(p), _circ_perimeter_explain),
         "drop_exponent": RuleImpl(_radius, _circ_drop_explain),
+        "mix_circle_formulas": RuleImpl(lambda p: 2 * _radius(p) ** 2, _circ_mixed_explain),
+        "square_the_diameter": RuleImpl(lambda p: (2 * _radius(p)) ** 2, _circ_diameter_explain),
+        "cube_the_radius": RuleImpl(lambda p: _radius(p) ** 3, _circ_cube_explain),
     },
     difficulty=0.4,
 )
@@ -173,7 +216,7 @@ CIRCLE = Family(
 
 
 def _box_sample(rng: np.random.Generator, grade: int) -> Params:
-    dims = [int(v) for v in rng.choice(np.arange(2, 13), size=3, replace=False)]
+    dims = [int(v) for v in rng.choice(np.arange(2, 11), size=3, replace=False)]
     return {"length": dims[0], "width": dims[1], "height": dims[2], "unit": pick(rng, _UNITS)}
 
 
@@ -208,6 +251,16 @@ def _box_base_explain(p: Params) -> str:
     return _box_steps(p, f"{p['length']} × {p['width']}")
 
 
+def _box_faces_explain(p: Params) -> str:
+    ln, wd, ht = p["length"], p["width"], p["height"]
+    return _box_steps(p, f"{ln} × {wd} + {ln} × {ht} + {wd} × {ht}")
+
+
+def _box_cube_explain(p: Params) -> str:
+    e = max(p["length"], p["width"], p["height"])
+    return _box_steps(p, f"{e} × {e} × {e}")
+
+
 BOX = Family(
     id="prism_volume",
     name="Volume of a rectangular prism",
@@ -231,6 +284,15 @@ BOX = Family(
             lambda p: p["length"] + p["width"] + p["height"], _box_add_explain
         ),
         "base_area_for_volume": RuleImpl(lambda p: p["length"] * p["width"], _box_base_explain),
+        "treat_as_cube": RuleImpl(
+            lambda p: max(p["length"], p["width"], p["height"]) ** 3, _box_cube_explain
+        ),
+        "add_face_areas": RuleImpl(
+            lambda p: (
+                p["length"] * p["width"] + p["length"] * p["height"] + p["width"] * p["height"]
+            ),
+            _box_faces_explain,
+        ),
     },
     difficulty=-0.4,
 )

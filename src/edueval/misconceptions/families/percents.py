@@ -84,6 +84,27 @@ def _ratio_explain(p: Params) -> str:
     return _percent_steps(f"{p['new']} ÷ {p['old']} × 100")
 
 
+def _two_places(x: Fraction) -> Fraction | None:
+    """``x`` when it has at most two decimal places, else ``None`` (not a value we write)."""
+    return x if (x * 100).denominator == 1 else None
+
+
+def _no_hundred_explain(p: Params) -> str:
+    return _percent_steps(f"{_hi_lo(p)} ÷ {p['old']}")
+
+
+def _wrong_way_explain(p: Params) -> str:
+    return _percent_steps(f"{p['old']} ÷ {_hi_lo(p)} × 100")
+
+
+def _average_base(p: Params) -> Fraction | None:
+    return _two_places(Fraction(_diff(p) * 200, p["old"] + p["new"]))
+
+
+def _average_explain(p: Params) -> str:
+    return _percent_steps(f"{_hi_lo(p)} ÷ (({p['old']} + {p['new']}) ÷ 2) × 100")
+
+
 CHANGE = Family(
     id="percent_change",
     name="Percent increase or decrease",
@@ -103,6 +124,13 @@ CHANGE = Family(
         "ratio_as_percent_change": RuleImpl(
             lambda p: Fraction(p["new"] * 100, p["old"]), _ratio_explain
         ),
+        "forget_times_100": RuleImpl(
+            lambda p: _two_places(Fraction(_diff(p), p["old"])), _no_hundred_explain
+        ),
+        "divide_the_wrong_way": RuleImpl(
+            lambda p: _two_places(Fraction(p["old"] * 100, _diff(p))), _wrong_way_explain
+        ),
+        "average_as_base": RuleImpl(_average_base, _average_explain),
     },
     difficulty=0.6,
 )
@@ -182,6 +210,31 @@ def _part_explain(p: Params) -> str:
     return _price_steps(f"{_money(_final(p))} × {decimal_str(Fraction(p['pct'], 100))}")
 
 
+def _cents(x: Fraction) -> Fraction | None:
+    return x if (x * 100).denominator == 1 and x > 0 else None
+
+
+def _rate(p: Params, sign: int) -> Fraction:
+    """1 + sign·pct/100."""
+    return Fraction(100 + sign * p["pct"], 100)
+
+
+def _direction(p: Params) -> int:
+    return 1 if p["up"] else -1
+
+
+def _divide_by_change_explain(p: Params) -> str:
+    return _price_steps(f"{_money(_final(p))} ÷ {decimal_str(Fraction(p['pct'], 100))}")
+
+
+def _again_explain(p: Params) -> str:
+    return _price_steps(f"{_money(_final(p))} × {decimal_str(_rate(p, _direction(p)))}")
+
+
+def _opposite_explain(p: Params) -> str:
+    return _price_steps(f"{_money(_final(p))} ÷ {decimal_str(_rate(p, -_direction(p)))}")
+
+
 ORIGINAL = Family(
     id="percent_original",
     name="Find the amount before a percent change",
@@ -197,6 +250,15 @@ ORIGINAL = Family(
         "percent_of_wrong_base": RuleImpl(_orig_wrong_base, _wrong_base_explain),
         "percent_amount_confusion": RuleImpl(_orig_amount, _amount_orig_explain),
         "percent_part_only": RuleImpl(_orig_part, _part_explain),
+        "divide_by_the_change": RuleImpl(
+            lambda p: _cents(_final(p) / Fraction(p["pct"], 100)), _divide_by_change_explain
+        ),
+        "apply_the_change_again": RuleImpl(
+            lambda p: _cents(_final(p) * _rate(p, _direction(p))), _again_explain
+        ),
+        "undo_the_opposite_change": RuleImpl(
+            lambda p: _cents(_final(p) / _rate(p, -_direction(p))), _opposite_explain
+        ),
     },
     difficulty=0.9,
 )

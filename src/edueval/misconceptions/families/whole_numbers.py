@@ -62,6 +62,28 @@ def _add_left_align(p: Params) -> int:
     return a + b * 10 ** (len(str(a)) - len(str(b)))
 
 
+def _add_carry_ones(p: Params) -> int:
+    """Column addition that writes the tens digit of a column sum and carries its ones digit."""
+    da, db = _cols(p)
+    top, carry, total = len(da) - 1, 0, 0
+    for i, (x, y) in enumerate(zip(da, db, strict=True)):
+        s = x + y + carry
+        if i == top:
+            return total + s * 10**i
+        write, carry = (s // 10, s % 10) if s >= 10 else (s, 0)
+        total += write * 10**i
+    return total  # pragma: no cover - the loop returns at the top column
+
+
+def _lower(p: Params) -> str:
+    """The digits of ``a`` that have a digit of ``b`` under them (zero-padded)."""
+    return str(p["a"])[-len(str(p["b"])) :]
+
+
+def _add_quit(p: Params) -> int:
+    return int(_lower(p)) + p["b"]
+
+
 def _add_steps(p: Params, under: tuple[str, str], column: tuple[int, int, int], write: int,
                carry: int) -> str:  # fmt: skip
     """The words every addition rationale shares; only the numbers differ."""
@@ -92,6 +114,16 @@ def _add_column_explain(p: Params) -> str:
     return _add_steps(p, _ones(p), col, x + y, 0)
 
 
+def _add_carry_ones_explain(p: Params) -> str:
+    _, x, y = col = _first_carry(p)
+    return _add_steps(p, _ones(p), col, (x + y) // 10, (x + y) % 10)
+
+
+def _add_quit_explain(p: Params) -> str:
+    _, x, y = col = _first_carry(p)
+    return _add_steps({**p, "a": _lower(p)}, _ones(p), col, x + y - 10, 1)
+
+
 def _add_left_explain(p: Params) -> str:
     a, b = str(p["a"]), str(p["b"])
     x = p["a"] % 10
@@ -113,6 +145,8 @@ ADDITION = Family(
         "forget_carry": RuleImpl(_add_forget_carry, _add_forget_explain),
         "write_column_sum": RuleImpl(_add_column_sums, _add_column_explain),
         "left_align_addends": RuleImpl(_add_left_align, _add_left_explain),
+        "carry_ones_digit": RuleImpl(_add_carry_ones, _add_carry_ones_explain),
+        "quit_when_bottom_blank": RuleImpl(_add_quit, _add_quit_explain),
     },
     difficulty=-1.0,
 )
@@ -148,14 +182,19 @@ def _first_borrow(p: Params) -> tuple[int, int, int]:
     return i, da[i], db[i]
 
 
-def _sub_steps(p: Params, digit: str, take: int) -> str:
-    """The words every subtraction rationale shares; only the numbers differ."""
+def _sub_steps(
+    p: Params, digit: str, take: int, lender: int | None = None, row: str = "top"
+) -> str:
+    """The words every subtraction rationale shares; only the numbers (and place names) differ.
+    ``lender`` is the column the ``take`` comes from (the next one by default), ``row`` the
+    number it is taken from."""
     i, x, y = _first_borrow(p)
+    lender = i + 1 if lender is None else lender
     return (
         f"Write {p['b']} under {p['a']}, lined up by place, and subtract the columns from the "
         f"right. In the {PLACES[i]} column the top digit is {x} and the bottom digit is {y}: the "
-        f"digit there is {digit}, and take {take} from the top digit of the next column; do the "
-        "same in each column."
+        f"digit there is {digit}, and take {take} from the {row} digit of the {PLACES[lender]} "
+        "column; do the same in each column."
     )
 
 
@@ -176,6 +215,82 @@ def _sub_no_decrement_explain(p: Params) -> str:
 
 def _sub_zero_explain(p: Params) -> str:
     return _sub_steps(p, "0", 0)
+
+
+def _sub_borrowing(p: Params, lender_of, regroup: bool) -> int | None:
+    """Column subtraction that takes 1 from column ``lender_of(i, top)`` whenever column ``i``'s
+    top digit is too small; the column's digit is ``x + 10 − y`` (``regroup``) or ``y − x``.
+    ``None`` when the leftmost column ends up negative (the procedure breaks down)."""
+    da, db = _cols(p)
+    tops, top, digits_out = list(da), len(da) - 1, []
+    for i, y in enumerate(db):
+        x = tops[i]
+        if i < top and x < y:
+            tops[lender_of(i, top)] -= 1
+            digits_out.append(x + 10 - y if regroup else y - x)
+        elif x < y:
+            return None
+        else:
+            digits_out.append(x - y)
+    return from_digits(digits_out)
+
+
+def _sub_from_bottom(p: Params) -> int | None:
+    """Regrouping that takes the 1 from the next column's bottom digit instead of its top digit
+    (``None`` when that bottom digit is 0 or there is no next column)."""
+    da, db = _cols(p)
+    bottoms, digits_out = list(db), []
+    for i, x in enumerate(da):
+        y = bottoms[i]
+        if x < y:
+            if i == len(da) - 1 or bottoms[i + 1] == 0:
+                return None
+            bottoms[i + 1] -= 1
+            digits_out.append(x + 10 - y)
+        else:
+            digits_out.append(x - y)
+    return from_digits(digits_out)
+
+
+def _sub_from_bottom_explain(p: Params) -> str:
+    _, x, y = _first_borrow(p)
+    return _sub_steps(p, f"{x + 10} − {y} = {x + 10 - y}", 1, row="bottom")
+
+
+def _sub_leftmost(p: Params) -> int | None:
+    """``None`` when the first column to regroup is next to the leftmost one: taking from the
+    leftmost digit is then the correct step."""
+    da, db = _cols(p)
+    first = next((i for i, (x, y) in enumerate(zip(da, db, strict=True)) if x < y), None)
+    if first is None or first + 1 >= len(da) - 1:
+        return None
+    return _sub_borrowing(p, lambda i, top: top, regroup=True)
+
+
+def _sub_take_no_regroup(p: Params) -> int | None:
+    return _sub_borrowing(p, lambda i, top: i + 1, regroup=False)
+
+
+def _sub_quit(p: Params) -> int | None:
+    lb = len(str(p["b"]))
+    if lb == len(str(p["a"])):
+        return None
+    return (p["a"] - p["b"]) % 10**lb
+
+
+def _sub_leftmost_explain(p: Params) -> str:
+    _, x, y = _first_borrow(p)
+    return _sub_steps(p, f"{x + 10} − {y} = {x + 10 - y}", 1, len(str(p["a"])) - 1)
+
+
+def _sub_take_no_regroup_explain(p: Params) -> str:
+    _, x, y = _first_borrow(p)
+    return _sub_steps(p, f"{y} − {x} = {y - x}", 1)
+
+
+def _sub_quit_explain(p: Params) -> str:
+    _, x, y = _first_borrow(p)
+    return _sub_steps({**p, "a": _lower(p)}, f"{x + 10} − {y} = {x + 10 - y}", 1)
 
 
 SUBTRACTION = Family(
@@ -199,6 +314,10 @@ SUBTRACTION = Family(
         "zero_instead_of_borrow": RuleImpl(
             lambda p: _sub_columns(p, lambda x, y: max(x - y, 0)), _sub_zero_explain
         ),
+        "borrow_from_leftmost": RuleImpl(_sub_leftmost, _sub_leftmost_explain),
+        "take_without_regrouping": RuleImpl(_sub_take_no_regroup, _sub_take_no_regroup_explain),
+        "quit_when_bottom_blank": RuleImpl(_sub_quit, _sub_quit_explain),
+        "borrow_from_bottom": RuleImpl(_sub_from_bottom, _sub_from_bottom_explain),
     },
     difficulty=-0.8,
 )
@@ -224,6 +343,24 @@ def _partial_no_carry(a: int, d: int) -> int:
     da = digits(a)
     top = len(da) - 1
     return sum(((x * d) % 10 if i < top else x * d) * 10**i for i, x in enumerate(da))
+
+
+def _row_carry_first(a: int, d: int) -> int:
+    """``a × d`` (``a`` two-digit) adding the ones product's carry to the tens digit *before*
+    multiplying it."""
+    a1, (c, w) = a // 10, divmod((a % 10) * d, 10)
+    return (a1 + c) * d * 10 + w
+
+
+def _row_in_full(a: int, d: int) -> int:
+    """``a × d`` writing each digit product in full, side by side (34 × 6 -> "18" "24")."""
+    a1, a0 = divmod(a, 10)
+    return int(f"{a1 * d}{a0 * d}")
+
+
+def _mul_rows(p: Params, row) -> tuple[int, int]:
+    b1, b0 = divmod(p["b"], 10)
+    return row(p["a"], b0), 10 * row(p["a"], b1)
 
 
 def _mul_steps(p: Params, first: str, second: str) -> str:
@@ -261,6 +398,18 @@ def _mul_carry_explain(p: Params) -> str:
     )
 
 
+def _mul_rows_explain(p: Params, row) -> str:
+    b1, b0 = divmod(p["b"], 10)
+    r0, r1 = _mul_rows(p, row)
+    return _mul_steps(p, f"{p['a']} × {b0} = {r0}", f"{p['a']} × {b1 * 10} = {r1}")
+
+
+def _mul_two_zeros_explain(p: Params) -> str:
+    a, b = p["a"], p["b"]
+    b1, b0 = divmod(b, 10)
+    return _mul_steps(p, f"{a} × {b0} = {a * b0}", f"{a} × {b1 * 100} = {a * b1 * 100}")
+
+
 MULTIPLICATION = Family(
     id="whole_multiplication",
     name="Multiply two-digit numbers",
@@ -286,6 +435,18 @@ MULTIPLICATION = Family(
                 + 10 * _partial_no_carry(p["a"], p["b"] // 10)
             ),
             _mul_carry_explain,
+        ),
+        "carry_before_multiply": RuleImpl(
+            lambda p: sum(_mul_rows(p, _row_carry_first)),
+            lambda p: _mul_rows_explain(p, _row_carry_first),
+        ),
+        "two_placeholder_zeros": RuleImpl(
+            lambda p: p["a"] * (p["b"] % 10) + p["a"] * (p["b"] // 10) * 100,
+            _mul_two_zeros_explain,
+        ),
+        "write_digit_products": RuleImpl(
+            lambda p: sum(_mul_rows(p, _row_in_full)),
+            lambda p: _mul_rows_explain(p, _row_in_full),
         ),
     },
     difficulty=-0.3,

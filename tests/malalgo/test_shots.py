@@ -1,0 +1,73 @@
+"""Few-shot examples never come from the test question's template family (issue 18: in 23% of
+5-shot prompts a shot was a near-copy of the item), and for data without families (the
+MalAlgoQA release) never from the question itself."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from edueval.malalgo import build_tasks
+from edueval.malalgo.data import normalise_questions
+from edueval.misconceptions import generate_items
+
+
+def _question_of(user_turn: str) -> str:
+    return re.search(r"^Question: (.*)$", user_turn, re.M).group(1)
+
+
+@pytest.fixture(scope="module")
+def questions():
+    # 40 items over the 18 families: every family appears two or three times, so a draw that
+    # ignored families would put a same-family shot into most 5-shot prompts
+    return normalise_questions(generate_items(40, seed=3))
+
+
+def _shot_questions(task) -> list[str]:
+    return [_question_of(m["content"]) for m in task.request.messages[1:-1:2]]
+
+
+def test_shots_never_come_from_the_items_family(questions):
+    family_of = dict(zip(questions["question"], questions["family"], strict=True))
+    tasks = build_tasks(questions, prompt="simple", shots=5, mcq=False, seed=2)
+    assert len(tasks) == 4 * len(questions)
+    for t in tasks:
+        own = _question_of(t.request.messages[-1]["content"])
+        shots = _shot_questions(t)
+        assert len(shots) == 5 and own not in shots
+        assert all(family_of[s] != family_of[own] for s in shots), (own, shots)
+
+
+def test_ignoring_families_would_have_picked_same_family_shots(questions):
+    """The test above can fail: with the family column removed, same-family shots appear."""
+    bare = questions.assign(family=None)
+    family_of = dict(zip(questions["question"], questions["family"], strict=True))
+    tasks = build_tasks(bare, prompt="simple", shots=5, mcq=False, seed=2)
+    same = sum(
+        any(family_of[s] == family_of[_question_of(t.request.messages[-1]["content"])]
+            for s in _shot_questions(t))
+        for t in tasks
+    )  # fmt: skip
+    assert same > 0.1 * len(tasks)
+
+
+def test_without_families_shots_are_other_questions(questions):
+    """MalAlgoQA release data has no family: the only rule is 'never the same question'."""
+    bare = questions.drop(columns=["family"]).head(6)
+    tasks = build_tasks(bare, prompt="cot", shots=5, mcq=False, seed=1)
+    for t in tasks:
+        own = _question_of(t.request.messages[-1]["content"])
+        shots = _shot_questions(t)
+        assert len(set(shots)) == 5 and own not in shots
+
+
+def test_too_few_questions_outside_the_family_is_an_error(questions):
+    fams = questions["family"].value_counts()
+    two = fams[fams >= 2].index[:2]
+    # two questions of each of two families: each question has only 2 outside its family
+    four = questions[questions["family"].isin(two)].groupby("family").head(2)
+    assert len(four) == 4
+    build_tasks(four, shots=2, mcq=False)  # enough
+    with pytest.raises(ValueError, match="outside each question's template family"):
+        build_tasks(four, shots=3, mcq=False)
