@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .models.budget import MaxFailures
 from .report import render_index
 from .runs import atomic_write
+
+#: The demo runs a 135M embedded model that may answer out of format: every run records its
+#: failed calls and unparseable answers (each summary below shows them) instead of stopping.
+DEMO_BUDGET = MaxFailures(share=1.0)
 
 __all__ = ["run_demo"]
 
@@ -82,6 +87,7 @@ def run_demo(
         open_model=lambda log_path: get_model("local", log_path=log_path),
         model_name="local",
         seed=seed,
+        max_failures=DEMO_BUDGET,
     )
     entries.append(
         {
@@ -124,7 +130,7 @@ def run_demo(
         g5 = generate_run(
             out / "turing-generate", p1,
             open_model=lambda log_path: get_model("local", log_path=log_path),
-            model_name="local", max_tokens=120,
+            model_name="local", max_tokens=120, max_failures=DEMO_BUDGET,
         )  # fmt: skip
         gen_note = (
             f" A one-tuple turing generate with the embedded model (turing-generate/report.html):"
@@ -169,7 +175,7 @@ def run_demo(
         out / "items-simulate" / "items.jsonl", methods=p4_methods,
         open_model=lambda log_path: _get_model("local", log_path=log_path),
         model_name="local", cfg=MethodConfig(max_profiles=10, explanation_chars=120), limit=1,
-        seed=seed, bradley_terry=False,
+        seed=seed, bradley_terry=False, max_failures=DEMO_BUDGET,
     )  # fmt: skip
     acc4 = r4["accuracy"]
     entries.append(
@@ -203,7 +209,7 @@ def run_demo(
     rt = reply_run(
         out / "tutor", out / "tutor-dialogues.jsonl",
         open_model=lambda log_path: get_model("local", log_path=log_path),
-        model_name="local", max_tokens=60, seed=seed,
+        model_name="local", max_tokens=60, seed=seed, max_failures=DEMO_BUDGET,
     )  # fmt: skip
     entries.append(
         {

@@ -149,6 +149,21 @@ def _nested_too_deep(file: str | Path | None, line: int | None) -> InputError:
     )
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object naming one key twice (the parser would keep the last silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(f"a JSON object names the key {key!r} twice")
+            seen.add(key)
+    return out
+
+
 def load_json(text: str, *, file: str | Path | None = None, line: int = 1) -> object:
     """Parse one JSON document from a user's file, or raise :class:`InputError` naming the file
     and the line (``line`` is the line ``text`` starts on, for a JSONL record).
@@ -161,7 +176,9 @@ def load_json(text: str, *, file: str | Path | None = None, line: int = 1) -> ob
     if deep is not None:
         raise _nested_too_deep(file, line + data.count(b"\n", 0, deep))
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except DuplicateKeyError as exc:
+        raise InputError(str(exc), file=file, line=line) from None
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON ({exc.msg})", file=file, line=line + exc.lineno - 1
@@ -195,7 +212,9 @@ def read_jsonl(path: str | Path, *, encoding: str = "utf-8") -> tuple[list[dict]
     for number, line in jsonl_lines(text):
         if checked:
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_unique_keys)
+            except DuplicateKeyError as exc:
+                raise InputError(str(exc), file=path, line=number) from None
             except json.JSONDecodeError as exc:
                 raise InputError(f"not valid JSON ({exc.msg})", file=path, line=number) from None
         else:  # some line is too deep (or unbalanced): find which, in line order
@@ -338,10 +357,26 @@ def read_table(
         ) from None
     if len(df) == 0:
         raise InputError("no data rows; expected at least one row after the header", file=path)
+    _refuse_duplicate_columns(df, path, kind, encoding)
     df.attrs["file"] = str(path)
     df.attrs["kind"] = kind
     df.attrs.setdefault("index_is_line", kind in {"csv", "tsv", "jsonl"})
     return df
+
+
+def _refuse_duplicate_columns(df: pd.DataFrame, path: Path, kind: str, encoding: str) -> None:
+    """A header that names a column twice is ambiguous (pandas would rename the second copy
+    ``name.1`` and the first would silently win): refused, in every format."""
+    names = [str(c) for c in df.columns]
+    if kind in {"csv", "tsv"}:
+        header = pd.read_csv(path, sep="," if kind == "csv" else "\t", header=None, nrows=1,
+                             dtype=str, encoding=encoding, keep_default_na=False)  # fmt: skip
+        names = [str(c) for c in header.iloc[0].tolist()] if len(header) else names
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"the header names column {name!r} twice", file=path, line=1)
+        seen.add(name)
 
 
 def _read_csv(path: Path, sep: str, text: list[str], encoding: str) -> pd.DataFrame:
@@ -615,6 +650,12 @@ def _as_text_series(values: list, index: pd.Index) -> pd.Series:
 def _read_parquet(path: Path, text: list[str]) -> pd.DataFrame:
     """A Parquet file in memory; identifier columns as text (numbers written as they print)."""
     try:
+        import pyarrow.parquet as pq
+
+        names = pq.read_schema(path).names
+        twice = [n for k, n in enumerate(names) if n in names[:k]]
+        if twice:
+            raise InputError(f"the header names column {twice[0]!r} twice", file=path)
         df = pd.read_parquet(path)
     except ImportError:
         raise InputError("reading Parquet needs pyarrow: pip install pyarrow", file=path) from None

@@ -59,8 +59,9 @@ def test_failures_under_the_limit_are_reported_beside_every_metric(edueval, tmp_
     assert run.code == 0, run
     status, results = _status(tmp_path / "p3")
     assert status == "complete" and results["complete"] is True
-    assert results["model_failures"] == {"failed": 2, "calls": 15, "max_failures": "2",
-                                         "allowed": 2, "complete": True}  # fmt: skip
+    assert results["model_failures"] == {"failed": 2, "unparseable": 0, "calls": 15,
+                                         "max_failures": "2", "allowed": 2,
+                                         "complete": True}  # fmt: skip
     assert sum(results[m]["failed"] for m in ("mcq", "aia", "mia")) == 2
     assert "Failed model calls" in (tmp_path / "p3" / "report.html").read_text()
 

@@ -17,6 +17,7 @@ from edueval.items.pairs import REQUIREMENTS
 from edueval.items.pipeline import simulate_run
 from edueval.items.simulate import ClassroomConfig
 from edueval.models import get_model
+from edueval.models.budget import MaxFailures
 from edueval.models.scripted_server import ScriptedServer, last_user_message, messages_key
 from edueval.qgsms import METHODS, run_qgsms
 
@@ -183,9 +184,12 @@ def test_malformed_steps_are_retried_then_recorded(tmp_path, room):
     cost = pd.read_csv(tmp_path / "out" / "cost.csv")
     assert cost.at[0, "retries"] > 0 and cost.at[0, "malformed_answers"] > 0
     res, _ = _run(tmp_path / "b", room, make_script(room, bad_predictions="always"),
-                  ["qg-sms"], retries=1)  # fmt: skip
+                  ["qg-sms"], retries=1, max_failures=MaxFailures(share=1.0))  # fmt: skip
     acc = res["accuracy"]["qg-sms"]["all"]
     assert acc["AA"] == 0.0 and acc["failed"] == 2 * acc["pairs"]
+    # one Step 2 per pair, still malformed after its retry: an unparseable answer each, counted
+    # against --max-failures (the malformed first attempts were retried and are not)
+    assert res["model_failures"]["unparseable"] == acc["pairs"] and res["complete"]
     f = pd.read_csv(tmp_path / "b" / "out" / "failures.csv")
     assert f["step"].tolist() == ["predictions"]
     j = pd.read_csv(tmp_path / "b" / "out" / "judgements.csv")

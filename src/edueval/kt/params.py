@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, check_unique, numeric_column, read_table, require_columns, text_column
+from ..io import InputError, read_table
+from ..tables import Col, Schema
 
 __all__ = [
     "BKTParams",
@@ -94,18 +95,26 @@ def random_params(
     return df
 
 
+# What ``kt fit`` writes beside the parameters; read back and ignored.
+FIT_COLUMNS = ("log_likelihood", "n_iter", "converged", "n_responses", "n_students")
+
+WIDE_SCHEMA = Schema(
+    "parameter file",
+    (Col("skill", "id"),
+     *(Col(n, "number", low=0.0, high=1.0, required=n != "forget", default=0.0 if n == "forget"
+           else None) for n in PARAM_NAMES)),
+    key=("skill",),
+    closed=True,
+    ignored=FIT_COLUMNS,
+)  # fmt: skip
+
+
 def read_params(path: str | Path) -> pd.DataFrame:
-    """Read a parameter file (CSV/JSON/JSONL with ``skill, prior, learn, guess, slip[, forget]``)."""
-    df = read_table(path, text_columns=["skill"])
-    require_columns(df, ["skill", "prior", "learn", "guess", "slip"])
-    skills = text_column(df, "skill")
-    check_unique(df, ["skill"], what="skill")
-    out = pd.DataFrame(index=pd.Index(skills, name="skill"))
-    for name in PARAM_NAMES:
-        if name in df.columns:
-            out[name] = numeric_column(df, name, low=0.0, high=1.0)
-        else:
-            out[name] = 0.0
+    """Read a parameter file (CSV/JSON/JSONL with ``skill, prior, learn, guess, slip[, forget]``;
+    the fit statistics ``kt fit`` writes beside them are ignored; any other column is refused)."""
+    df = WIDE_SCHEMA.validate(read_table(path, text_columns=["skill"]))
+    out = df.set_index("skill")[list(PARAM_NAMES)]
+    out.index = pd.Index(out.index.astype(str), name="skill")
     return out
 
 

@@ -59,8 +59,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, numeric_column, read_table, require_columns, text_column
+from ..io import InputError, line_of, read_table
 from ..seeding import rng as make_rng
+from ..tables import Col, Schema, check_complete, near_miss
 from . import _variant_kernels as VK
 from .data import Columns, Sequences, pack, time_major
 from .params import PARAM_NAMES
@@ -324,30 +325,37 @@ def initial_points(design, spec, n_restarts, seed, guess_max, slip_max, boundary
     return inits
 
 
+def _long_schema(what: str) -> Schema:
+    return Schema(
+        what,
+        (Col("skill", "id", required=False, default="*"), Col("parameter", "id"),
+         Col("group", "id", required=False, default="*"),
+         Col("value", "number", low=0.0, high=1.0),
+         Col("free", "integer", required=False, low=0, high=1)),
+        key=("skill", "parameter", "group"),
+        closed=True,
+    )  # fmt: skip
+
+
 def _check_long(table: pd.DataFrame, what: str, extra: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Normalise a long table (skill and group default to '*'); refuse unknown parameters."""
-    t = table.copy()
-    for c in ("skill", "group"):
-        if c not in t.columns:
-            t[c] = "*"
-    missing = [c for c in ("parameter", "value") if c not in t.columns]
-    if missing:
-        raise InputError(f"{what}: expected columns skill, parameter, group, value; missing "
-                         + ", ".join(missing))  # fmt: skip
+    """Validate a long table (skill and group default to '*'); refuse unknown columns and
+    parameters and a second row for the same skill, parameter and group."""
+    t = _long_schema(what).validate(table)
     t["skill"] = t["skill"].astype(str)
     t["group"] = t["group"].astype(str)
-    t["parameter"] = t["parameter"].astype(str).str.strip()
+    t["parameter"] = t["parameter"].astype(str)
     bad = ~t["parameter"].isin(list(PARAM_NAMES) + list(extra))
     if bad.any():
+        pos = int(np.flatnonzero(bad.to_numpy())[0])
+        name = t["parameter"].iloc[pos]
+        hint = near_miss(name, PARAM_NAMES + extra)
         raise InputError(
-            f"{what}: unknown parameter {t['parameter'][bad].iloc[0]!r} (expected one of "
-            + ", ".join(PARAM_NAMES + extra)
-            + ")"
-        )
-    v = pd.to_numeric(t["value"], errors="coerce")
-    if v.isna().any() or ((v < 0) | (v > 1)).any():
-        raise InputError(f"{what}: every value must be a probability in [0, 1]")
-    t["value"] = v.astype(float)
+            f"unknown parameter {name!r}" + (f" (did you mean {hint!r}?)" if hint else "")
+            + " (expected one of " + ", ".join(PARAM_NAMES + extra) + ")",
+            file=table.attrs.get("file"), line=line_of(t, pos), column="parameter",
+        )  # fmt: skip
+    if "free" in t.columns:
+        t["free"] = t["free"].astype(int)
     return t
 
 
@@ -437,9 +445,9 @@ def fit_variant(model, data: pd.DataFrame, spec: VariantSpec) -> VariantFit:
     inits = initial_points(design, spec, R, model.seed, model.guess_max, model.slip_max,
                            boundary=model.BOUNDARY_STARTS)  # fmt: skip
     if model.init is not None:
-        _apply_table(_check_long(model.init, "init"), design, seqs.skills, inits[0], "init")
+        _apply_table(_check_long(model.init, "--init table"), design, seqs.skills, inits[0], "init")
     if model.fixed is not None:
-        fixed = _check_long(model.fixed, "fixed")
+        fixed = _check_long(model.fixed, "--fixed table")
         _apply_table(fixed, design, seqs.skills, inits, "fixed", free, lo, hi)
     n_skills = len(seqs.skills)
     layout = (*_time_major_groups(seqs, design), seqs.skill_starts)
@@ -671,9 +679,12 @@ def long_to_wide(params: pd.DataFrame) -> pd.DataFrame | None:
     wide = params.pivot(index="skill", columns="parameter", values="value")
     for name in PARAM_NAMES:
         if name not in wide.columns:
-            if name != "forget":
-                raise InputError(f"parameter file: no {name} for skill {wide.index[0]!r}")
-            wide[name] = 0.0
+            wide[name] = np.nan
+        if name == "forget":
+            wide[name] = wide[name].fillna(0.0)
+        elif wide[name].isna().any():
+            skill = wide.index[int(np.flatnonzero(wide[name].isna().to_numpy())[0])]
+            raise InputError(f"parameter table: no {name!r} for skill {skill!r}")
     wide.index = wide.index.astype(str)
     wide.index.name = "skill"
     return wide[list(PARAM_NAMES)]
@@ -689,22 +700,12 @@ def read_param_file(path: str | Path, *, collapse: bool = True) -> pd.DataFrame:
     ``*``) and a validated long table otherwise."""
     from .params import read_params
 
-    df = read_table(path, text_columns=["skill", "group"])
+    df = read_table(path, text_columns=["skill", "group", "parameter"])
     if not is_long(df):
         return read_params(path)
-    require_columns(df, ["skill", "parameter", "group", "value"])
-    out = pd.DataFrame({
-        "skill": text_column(df, "skill"), "parameter": text_column(df, "parameter"),
-        "group": text_column(df, "group"), "value": numeric_column(df, "value", low=0.0, high=1.0)})  # fmt: skip
-    if "free" in df.columns:
-        out["free"] = numeric_column(df, "free", low=0.0, high=1.0).astype(int)
-    out = _check_long(out, str(path), extra=("share",))
-    dup = out.duplicated(["skill", "parameter", "group"])
-    if dup.any():
-        r = out[dup].iloc[0]
-        raise InputError(
-            f"{path}: two rows for skill {r.skill!r}, {r.parameter}, group {r.group!r}"
-        )
+    out = _check_long(df, "long parameter file", extra=("share",))
+    check_complete(out[out["parameter"] != "share"], "skill", "parameter",
+                   [p for p in PARAM_NAMES if p != "forget"], what="a parameter file")  # fmt: skip
     _spec_of(out)  # refuses malformed group labels now rather than at prediction
     if not collapse:
         return out
@@ -729,6 +730,5 @@ def free_counts(params: pd.DataFrame) -> pd.Series:
 
 def read_long_table(path: str | Path) -> pd.DataFrame:
     """Read a ``--fixed`` / ``--init`` table (skill and group optional, default ``*``)."""
-    df = read_table(path, text_columns=["skill", "group"])
-    require_columns(df, ["parameter", "value"])
-    return _check_long(df, str(path))
+    df = read_table(path, text_columns=["skill", "group", "parameter"])
+    return _check_long(df, "parameter table")

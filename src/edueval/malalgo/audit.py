@@ -33,10 +33,12 @@ For each cue and model: the share of questions where it picks the key, its Wilso
 directions count - the key *never* being the shortest is as usable as its always being so -
 so the test is two-sided and ``within_chance`` means the interval contains chance.  For a
 cross-validated model only picking the key *more* often than chance is a cue: the test is
-one-sided and ``within_chance`` means the interval does not lie above chance.  (A model can land
-below chance when the items' imbalances are negatively correlated - as a generator that balances
-over the set makes them - because the training folds' residual imbalance is offset in the test
-fold; its picks are then no better than chance on a new item.)  For the words-only model the original figures
+one-sided and ``within_chance`` means the interval does not lie above chance.  (Each fold's
+model is used only if it beats a uniform guess on held-out keys within its own training folds,
+as an analyst would check before relying on it; otherwise it guesses.  Without that check a
+model fitted on items whose imbalances are negatively correlated - as a generator that balances
+over the set makes them - learns the opposite of the test fold's residual imbalance and lands
+below chance.)  For the words-only model the original figures
 stay: ``accuracy, ci_low, ci_high, chance_high`` (the 97.5th percentile of Binomial(n, 1/4)
 divided by n), ``p_value`` (one-sided), ``within_chance``, ``cue_detected`` (``p_value < 0.05``).
 
@@ -300,8 +302,31 @@ def fit_conditional_logit(x: np.ndarray, key: np.ndarray, l2: float = 1.0) -> np
     return res.x
 
 
+def _heldout_gain(x: np.ndarray, key: np.ndarray, rng, inner: int = 4) -> float:
+    """Inner cross-validated log-likelihood of the conditional logit minus a uniform guess's
+    (``x`` already scaled): positive when the model predicts keys it was not fitted on."""
+    order = rng.permutation(len(key))
+    part = np.empty(len(key), dtype=int)
+    part[order] = np.arange(len(key)) % inner
+    gain = 0.0
+    for f in range(inner):
+        fit, held = part != f, part == f
+        beta = fit_conditional_logit(x[fit], key[fit])
+        s = x[held] @ beta
+        top = s.max(axis=1, keepdims=True)
+        lse = top[:, 0] + np.log(np.exp(s - top).sum(axis=1))
+        gain += float((s[np.arange(len(s)), key[held]] - lse).sum() + len(s) * np.log(x.shape[1]))
+    return gain
+
+
 def _model_hits(x: np.ndarray, key: np.ndarray, fold: np.ndarray, folds: int, rng) -> np.ndarray:
-    """Cross-validated picks of the conditional logit: 1.0 where the pick is the key."""
+    """Cross-validated picks of the conditional logit: 1.0 where the pick is the key.
+
+    As an analyst would, each outer fold's model is used only if, within its training folds, it
+    predicts held-out keys better than a uniform guess (inner cross-validated log-likelihood);
+    otherwise it guesses at random.  Without that check a model fitted on a set whose
+    imbalances are negatively correlated (a generator balancing over the set) learns the
+    opposite of the test fold's residual imbalance and lands *below* chance."""
     hits = np.zeros(len(key))
     for f in range(folds):
         train, test = fold != f, fold == f
@@ -309,7 +334,11 @@ def _model_hits(x: np.ndarray, key: np.ndarray, fold: np.ndarray, folds: int, rn
             continue
         scale = x[train].reshape(-1, x.shape[2]).std(axis=0)
         scale[scale < 1e-12] = np.inf  # a constant feature carries nothing
-        beta = fit_conditional_logit(x[train] / scale, key[train])
+        xs = x[train] / scale
+        if train.sum() >= 8 and _heldout_gain(xs, key[train], rng) > 0:
+            beta = fit_conditional_logit(xs, key[train])
+        else:
+            beta = np.zeros(x.shape[2])
         hits[test] = _pick(x[test] / scale @ beta, rng) == key[test]
     return hits
 

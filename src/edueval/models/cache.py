@@ -2,7 +2,8 @@
 
 The key is :meth:`ChatRequest.cache_key` -- a SHA-256 over the model identity, the messages and the
 generation parameters -- so a re-run of the same work makes no model calls, and an interrupted run
-resumes where it stopped.  Only successful answers are stored: a failed call is tried again next time.
+resumes where it stopped.  Only successful answers are stored: a failed call is tried again next
+time, and an answer its caller could not read (:meth:`ModelClient.reject`) is deleted again.
 
 SQLite in WAL mode with a busy timeout lets several processes (e.g. a pool of workers, or two runs at
 once) read and write the same file safely; within a process one connection is guarded by a lock.
@@ -83,6 +84,12 @@ class ResponseCache:
                 "INSERT OR REPLACE INTO responses (key, model, created, payload) VALUES (?,?,?,?)",
                 (key, model, time.time(), payload),
             )
+
+    def delete(self, key: str) -> bool:
+        """Drop one entry (an answer its caller could not read); True when there was one."""
+        with self._lock:
+            cur = self._conn.execute("DELETE FROM responses WHERE key = ?", (key,))
+            return cur.rowcount > 0
 
     def __len__(self) -> int:
         with self._lock:

@@ -18,6 +18,11 @@ Per request, in this order:
    a backend that cannot work at all (401, unreachable server, unknown model) raises
    :class:`~edueval.models.errors.ModelError` instead;
 5. every request, answered or not, is appended to ``calls.jsonl`` and counted in :meth:`stats`.
+
+An answer that arrives but that the caller cannot read in the format its task needs (no letter,
+no verdict, JSON without the required keys) is the caller's to judge: it calls :meth:`reject`,
+which counts the answer as ``unparseable`` and deletes it from the cache, so a re-run asks again
+instead of replaying it (and counts it again if the reply is the same).
 """
 
 from __future__ import annotations
@@ -233,6 +238,18 @@ class ModelClient:
         if not res.ok:
             raise ModelError(f"{self.describe()} did not answer: {res.error}")
         return f"ok: {self.describe()} answered in {time.perf_counter() - t0:.2f} s"
+
+    def reject(self, request: ChatRequest, *, count: bool = True) -> None:
+        """The answer to ``request`` could not be read in the format the caller's task needs.
+
+        It is deleted from the cache (a re-run asks again instead of replaying it for good) and,
+        with ``count`` (the default; ``False`` for a reply the caller will ask again for), counted
+        in :attr:`ModelStats.unparseable`, which shares the run's ``--max-failures`` budget with
+        the failed calls (:func:`~edueval.models.budget.finish_model_run`)."""
+        if count:
+            self._count(unparseable=1)
+        if self.cache is not None and not self._closed:
+            self.cache.delete(request.cache_key(self.backend.model_id))
 
     def stats(self) -> ModelStats:
         """A snapshot of the counters (calls, cache hits, retries, failures, tokens)."""

@@ -201,7 +201,9 @@ class ModelStats:
 
     ``calls`` = requests answered (from the model or the cache); ``cache_hits`` = answered without a
     call; ``attempts`` = calls actually sent to the backend (including retries); ``retries`` =
-    attempts beyond the first; ``failures`` = requests that still failed after the retries.
+    attempts beyond the first; ``failures`` = requests that still failed after the retries;
+    ``unparseable`` = answers the caller could not read in the format its task needs
+    (:meth:`~edueval.models.ModelClient.reject`).
     ``prompt_tokens``/``completion_tokens`` count tokens of the calls actually made; the cached
     answers' tokens are in ``cached_prompt_tokens``/``cached_completion_tokens``.
     """
@@ -211,6 +213,7 @@ class ModelStats:
     attempts: int = 0
     retries: int = 0
     failures: int = 0
+    unparseable: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
@@ -226,8 +229,9 @@ class ModelStats:
         made = self.calls - self.cache_hits
         text = (
             f"{self.calls} model calls: {self.cache_hits} from cache, {made} made "
-            f"({self.retries} retries), {self.failures} failed; "
-            f"tokens {self.prompt_tokens:,} in / {self.completion_tokens:,} out"
+            f"({self.retries} retries), {self.failures} failed"
+            + (f", {self.unparseable} unparseable" if self.unparseable else "")
+            + f"; tokens {self.prompt_tokens:,} in / {self.completion_tokens:,} out"
         )
         if self.errors:
             kinds = ", ".join(f"{k} x{v}" for k, v in sorted(self.errors.items()))

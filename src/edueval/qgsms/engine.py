@@ -6,7 +6,8 @@ into one batch (``complete_many``: concurrency, cache and call log are the model
 step ``k`` of all pairs runs together. An answer that is malformed or incomplete (its ``parse``
 returns ``None``) is asked again -- up to ``retries`` more times, each retry a fresh sample -- and
 then :class:`StepFailed` is thrown into the job, which ends it as a recorded failure (a job may
-catch it). Nothing malformed is passed on.
+catch it). Nothing malformed is passed on, nor kept in the cache (``client.reject``); the answer
+still malformed after the retries is counted as unparseable, against ``--max-failures``.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def drive(
         requests = [live[j][0][k].build(live[j][2][k]) for j, k in batch]
         results = client.complete_many(requests, progress=progress) if requests else []
         failed: dict[int, StepFailed] = {}
-        for (j, k), res in zip(batch, results, strict=True):
+        for (j, k), req, res in zip(batch, requests, results, strict=True):
             asks, values, attempts = live[j]
             ask = asks[k]
             out[j].cost.add(res, attempts[k])
@@ -118,6 +119,8 @@ def drive(
                 values[k] = parsed
                 continue
             out[j].cost.malformed += res.ok
+            if res.ok:  # never cached; the one still malformed after the retries is counted
+                client.reject(req, count=attempts[k] >= retries)
             if attempts[k] < retries:
                 attempts[k] += 1
             elif j not in failed:

@@ -27,7 +27,10 @@ is only its own answer or repeats q) and ``ai_status`` (the same, ``invalid`` al
 distractor equals q′'s key, and ``no_question`` when the generator gave no q′). A tuple whose AI distractor is missing stays in
 Phase 2: ``turing assemble`` shows its MCQ with the other distractors, and the AI counts as not
 chosen (a miss). Failed calls are counted per source (generator, key check, AI) in
-``results.json``; every call is in ``calls.jsonl`` (tags ``gen:``, ``key:``, ``ai:``).
+``results.json``; every call is in ``calls.jsonl`` (tags ``gen:``, ``key:``, ``ai:``). Unparseable
+replies of any source (a q′, a key check or a distractor that cannot be read) share the
+``--max-failures`` budget with the failed calls (``model_failures.unparseable``); ``invalid`` ones
+were read and do not.
 """
 
 from __future__ import annotations
@@ -242,6 +245,9 @@ def _questions_table(keys, results, generator) -> tuple[pd.DataFrame, list]:
         for i in to_solve
     ]  # fmt: skip
     solved = generator.complete_many(solve, progress="turing generate: key check") if solve else []
+    for req, res in zip(solve, solved, strict=True):
+        if res.ok and _read_solve(res) is None:  # key_check stays unchecked
+            generator.reject(req)
     answers = dict(zip(to_solve, solved, strict=True))
     checks = []  # (key_check, key_method, key_check_answer) per q′
     for i, r in enumerate(table.itertuples()):
@@ -288,6 +294,9 @@ def generate_tables(
     q_requests, keys = question_requests(tuples, max_tokens=max_tokens)
     q_results = generator.complete_many(q_requests, progress="turing generate: questions")
     questions, solved = _questions_table(keys, q_results, generator)
+    for req, status in zip(q_requests, questions["generator_status"], strict=True):
+        if status == "unparseable":
+            generator.reject(req)
     merged = tuples.merge(
         questions.rename(columns={"question": "_q", "correct_answer": "_c"}),
         left_on=["question", "correct_answer"], right_on=["_q", "_c"], how="left", sort=False,
@@ -297,6 +306,9 @@ def generate_tables(
         merged, unconditioned=unconditioned, max_tokens=max_tokens
     )
     a_results = client.complete_many(a_requests, progress="turing generate: distractors")
+    for req, res in zip(a_requests, a_results, strict=True):
+        if read_distractor(res, "")[1] == "unparseable":
+            client.reject(req)
     rows = []
     for pos, row in enumerate(merged.itertuples()):
         if index[pos] is None:

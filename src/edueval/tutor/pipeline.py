@@ -79,6 +79,42 @@ def _transcript(turns: list[tuple[str, str]]) -> str:
     return "\n".join(f"{s.capitalize()}: {t}" for s, t in turns)
 
 
+def _reply_rows(targets, cut, results, model_name: str) -> list[dict]:
+    """One row per target: the AI reply, how it was read (``ok``, ``degenerate``, ``empty``,
+    ``failed``) and its scores."""
+    rows = []
+    for t, (turns, dropped), res in zip(targets, cut, results, strict=True):
+        ai = res.text.strip() if res.ok else ""
+        ok = res.ok and bool(ai)
+        flag = degenerate_reason(ai) if ok else None
+        ppl = perplexity([lp.logprob for lp in res.logprobs]) if ok and res.logprobs else math.nan
+        rows.append(
+            {
+                "dialogue": t.dialogue,
+                "turn": t.turn,
+                "model": model_name,
+                "context": _transcript(list(t.context)),
+                "context_turns": json.dumps([list(x) for x in t.context], ensure_ascii=False),
+                "student": t.context[-1][1],
+                "real_reply": t.real_reply,
+                "ai_reply": ai,
+                "status": ("degenerate" if flag else "ok")
+                if ok
+                else ("empty" if res.ok else "failed"),
+                "degenerate": flag,
+                "error": res.error if not res.ok else None,
+                "f1": unigram_f1(ai, t.real_reply) if ok else math.nan,
+                "ai_perplexity": ppl,
+                "context_words": sum(len(x.split()) for _, x in turns),
+                "turns_dropped": dropped,
+                "latency_s": res.latency_s,
+                "cached": res.cached,
+                **{f"meta_{k}": v for k, v in t.meta.items()},
+            }
+        )
+    return rows
+
+
 def reply_run(
     out: Path,
     dialogues_path: Path,
@@ -100,7 +136,9 @@ def reply_run(
     :mod:`edueval.tutor.personas`) or the instruction text itself.
     ``open_model(log_path)`` returns a :class:`~edueval.models.ModelClient` context manager.
     Failed calls are kept as rows with ``status`` ``failed`` and the error, and count in
-    ``n_failed``; their F1 is empty (not zero) so that averages are over real replies only."""
+    ``n_failed``; empty replies (the one reply that cannot be read as a teacher's turn) get
+    ``empty`` and count in ``n_empty``; the F1 of both is empty (not zero) so that averages are
+    over real replies only.  Failed calls and empty replies share the ``max_failures`` budget."""
     persona_name, persona = resolve_persona(persona)
     dialogues = read_dialogues(dialogues_path)
     targets: list[Target] = reply_targets(dialogues)
@@ -134,38 +172,12 @@ def reply_run(
     t0 = time.perf_counter()
     with open_model(run.path / "calls.jsonl") as client:
         results = client.complete_many(requests, progress="tutor reply")
+        for req, res in zip(requests, results, strict=True):
+            if res.ok and not res.text.strip():  # an empty reply: counted against --max-failures
+                client.reject(req)
         stats = client.stats()
     seconds = time.perf_counter() - t0
-    rows = []
-    for t, (turns, dropped), res in zip(targets, cut, results, strict=True):
-        ai = res.text.strip() if res.ok else ""
-        ok = res.ok and bool(ai)
-        flag = degenerate_reason(ai) if ok else None
-        ppl = perplexity([lp.logprob for lp in res.logprobs]) if ok and res.logprobs else math.nan
-        rows.append(
-            {
-                "dialogue": t.dialogue,
-                "turn": t.turn,
-                "model": model_name,
-                "context": _transcript(list(t.context)),
-                "context_turns": json.dumps([list(x) for x in t.context], ensure_ascii=False),
-                "student": t.context[-1][1],
-                "real_reply": t.real_reply,
-                "ai_reply": ai,
-                "status": ("degenerate" if flag else "ok")
-                if ok
-                else ("empty" if res.ok else "failed"),
-                "degenerate": flag,
-                "error": res.error if not res.ok else None,
-                "f1": unigram_f1(ai, t.real_reply) if ok else math.nan,
-                "ai_perplexity": ppl,
-                "context_words": sum(len(x.split()) for _, x in turns),
-                "turns_dropped": dropped,
-                "latency_s": res.latency_s,
-                "cached": res.cached,
-                **{f"meta_{k}": v for k, v in t.meta.items()},
-            }
-        )
+    rows = _reply_rows(targets, cut, results, model_name)
     table = pd.DataFrame(rows)
     run.table("replies", table)
     ok = table["status"].isin(["ok", "degenerate"])  # real replies, looping ones included

@@ -1,0 +1,207 @@
+"""Every input table declared once: its columns (type, range, required or not), its key and its
+header rules, checked by one function that every reader calls.
+
+A :class:`Schema` lists the columns a table may have.  :meth:`Schema.validate` takes a frame from
+:func:`edueval.io.read_table` (whose index holds line numbers, so errors name the line) and
+
+* refuses a header that names a column twice (``read_table`` already refuses it in the file);
+* refuses a column the table does not know when the schema is *closed* (a parameter file, a
+  ``--fixed`` table), with the nearest known name ("did you mean 'forget'?"); an *open* table (a
+  response log exported with dozens of columns) keeps unknown columns, but refuses one that is a
+  near miss of a column it lacks (``ordr`` beside no ``order``), which would otherwise be dropped
+  silently;
+* refuses a missing required column, naming the near miss when there is one;
+* converts each present column by its kind -- ``id`` (checked on the raw value: no empty cell,
+  surrounding spaces, control characters, NUL, JSON list/object/bool), ``text``, ``binary``
+  (0/1), ``number``/``integer`` with a range, ``order`` (compared exactly as int64) -- and
+* refuses a second row with the same key.
+
+:func:`check_complete` is the completeness rule (a value for every skill x parameter).  The
+README's "Data" section states these rules once; ``tests/contract/test_mutation_corpus.py``
+holds every reader to them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .io import (
+    InputError,
+    binary_column,
+    check_unique,
+    line_of,
+    numeric_column,
+    order_column,
+    text_column,
+)
+
+__all__ = ["Col", "Schema", "check_complete", "near_miss", "refuse_unknown"]
+
+KINDS = ("id", "text", "binary", "number", "integer", "order", "raw")
+
+
+@dataclass(frozen=True)
+class Col:
+    """One column: ``kind`` is one of :data:`KINDS`; ``low``/``high`` bound numbers; an optional
+    column absent from the file is filled with ``default`` unless that is None."""
+
+    name: str
+    kind: str = "raw"
+    required: bool = True
+    low: float | None = None
+    high: float | None = None
+    default: object = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown column kind {self.kind!r}")
+
+
+def _key(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def near_miss(name: str, candidates: Iterable[str], cutoff: float = 0.75) -> str | None:
+    """The candidate ``name`` is most likely a misspelling of (case, '_' and '-' ignored)."""
+    candidates = [c for c in candidates if c != name]
+    keyed = {_key(c): c for c in candidates}
+    if _key(name) in keyed:
+        return keyed[_key(name)]
+    hit = difflib.get_close_matches(_key(name), list(keyed), n=1, cutoff=cutoff)
+    return keyed[hit[0]] if hit else None
+
+
+def refuse_unknown(
+    given: Iterable[str], known: Sequence[str], *, what: str, file: str | None = None
+) -> None:
+    """Refuse the first name in ``given`` that is not in ``known`` (a column, a key of
+    ``--fixed``), suggesting the nearest known name."""
+    for name in given:
+        if name not in known:
+            hint = near_miss(str(name), known)
+            raise InputError(
+                f"unknown {what} {str(name)!r}"
+                + (f" (did you mean {hint!r}?)" if hint else "")
+                + f"; expected {', '.join(map(repr, known))}",
+                file=file,
+            )
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A table's declaration.  ``what`` names it in messages ("parameter file"); ``key`` are the
+    columns that identify a row (unique); ``closed`` refuses unknown columns; ``ignored`` are
+    columns accepted and dropped (e.g. a ``source`` note)."""
+
+    what: str
+    columns: tuple[Col, ...]
+    key: tuple[str, ...] = ()
+    closed: bool = False
+    ignored: tuple[str, ...] = ()
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def known(self) -> list[str]:
+        return [c.name for c in self.columns] + list(self.ignored)
+
+    def renamed(self, **names: str) -> Schema:
+        """The same schema reading logical column ``x`` from the file's column ``names[x]``
+        (``--col-student user_id``)."""
+        given = {k: v for k, v in names.items() if v and v != k}
+        unknown = [k for k in given if k not in self.known]
+        if unknown:
+            raise ValueError(f"no column {unknown[0]!r} in the {self.what} schema")
+        return Schema(self.what, self.columns, self.key, self.closed, self.ignored,
+                      {**self.names, **given})  # fmt: skip
+
+    def file_name(self, name: str) -> str:
+        return self.names.get(name, name)
+
+    def check_header(self, df: pd.DataFrame) -> None:
+        """Duplicate, unknown and missing columns (see the module docstring)."""
+        file = df.attrs.get("file")
+        cols = [str(c) for c in df.columns]
+        seen: set[str] = set()
+        for c in cols:
+            if c in seen:
+                raise InputError(f"the header names column {c!r} twice", file=file)
+            seen.add(c)
+        expected = [self.file_name(c.name) for c in self.columns] + list(self.ignored)
+        absent = [e for e in expected if e not in seen]
+        for c in cols:
+            if c in expected:
+                continue
+            hint = near_miss(c, absent)
+            if self.closed or hint is not None:
+                raise InputError(
+                    f"unknown column {c!r}"
+                    + (f" (did you mean {hint!r}?)" if hint else "")
+                    + f"; the {self.what} takes the columns {', '.join(map(repr, expected))}",
+                    file=file,
+                )
+        missing = [self.file_name(c.name) for c in self.columns if c.required]
+        missing = [m for m in missing if m not in seen]
+        if missing:
+            hint = near_miss(missing[0], cols)
+            raise InputError(
+                f"missing column{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(map(repr, missing))} ({self.what})"
+                + (f"; did you mean {hint!r}?" if hint else "")
+                + f"; the file has: {', '.join(cols)}",
+                file=file,
+            )
+
+    def validate(self, df: pd.DataFrame) -> pd.DataFrame:
+        """The table with its logical column names, each converted by its kind, in the schema's
+        order; its index (line numbers) and ``attrs`` kept.  Raises :class:`InputError`."""
+        self.check_header(df)
+        out = pd.DataFrame(index=df.index)
+        out.attrs.update(df.attrs)
+        for col in self.columns:
+            source = self.file_name(col.name)
+            if source in df.columns:
+                out[col.name] = convert(df, source, col)
+            elif col.default is not None:
+                out[col.name] = col.default
+        if self.key:
+            check_unique(out, list(self.key), what=f"{' and '.join(self.key)} in the {self.what}")
+        return out
+
+
+def convert(df: pd.DataFrame, column: str, col: Col) -> object:
+    """One column of ``df`` as ``col.kind`` asks (errors name the file's column)."""
+    if col.kind == "id":
+        return text_column(df, column, identifier=True)
+    if col.kind == "text":
+        return text_column(df, column)
+    if col.kind == "binary":
+        return binary_column(df, column)
+    if col.kind in ("number", "integer"):
+        return numeric_column(df, column, low=col.low, high=col.high,
+                              integer=col.kind == "integer")  # fmt: skip
+    if col.kind == "order":
+        return order_column(df, column)
+    return df[column].to_numpy()
+
+
+def check_complete(
+    df: pd.DataFrame, by: str, within: str, expected: Sequence[str], *, what: str
+) -> None:
+    """Refuse a table in which some ``by`` value (a skill) lacks a row for one of ``expected``
+    ``within`` values (its parameters): "no 'slip' for skill 'skill0'"."""
+    have = df.groupby(df[by].astype(str), sort=False)[within].agg(lambda s: set(map(str, s)))
+    for name, values in have.items():
+        lacking = [e for e in expected if e not in values]
+        if lacking:
+            rows = np.flatnonzero(df[by].astype(str).to_numpy() == name)
+            raise InputError(
+                f"no {lacking[0]!r} for {by} {name!r} ({what} needs "
+                f"{', '.join(map(repr, expected))} for every {by})",
+                file=df.attrs.get("file"),
+                line=line_of(df, int(rows[0])) if len(rows) else None,
+            )
