@@ -300,7 +300,7 @@ def test_correct_only_responses(write):
         ("no_answer", "missing column 'answer'"),
         ("answer_not_option", "answer '9' is not one of the options"),
         ("unknown_item", "item 'q9' is not in the items file"),
-        ("twice", "student 's1' answered item 'q1' twice"),
+        ("twice", "duplicate student and item in the response file (student='s1', item='q1')"),
         ("qg_empty", "question 'x1' has no responses"),
         ("qg_choice", "choice 'zzz' is not among the options"),
     ],

@@ -486,7 +486,7 @@ def test_wide_params_still_read(tmp_path, data_file, run):
         (None, ["--multilearn", "item", "--multipair", "item"], "use one"),
         ([("*", "guesss", "*", 0.2)], ["--fixed"], "unknown parameter 'guesss'"),
         ([("*", "guess", "item=zz", 0.2)], ["--multigs", "item", "--fixed"], "unknown group"),
-        ([("*", "guess", "*", 1.5)], ["--fixed"], "probability"),
+        ([("*", "guess", "*", 1.5)], ["--fixed"], "in [0.0, 1.0], got 1.5"),
         (None, ["--multiprior-col", "item"], "must be constant"),
         ([("nope", "guess", "*", 0.2)], ["--init"], "unknown skill 'nope'"),
     ],

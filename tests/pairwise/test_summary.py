@@ -106,5 +106,5 @@ def test_scores_that_match_nothing_are_an_error(write):
     path = write("s.csv", "item,agent,score\nzz,T,1\nyy,B,2\n")
     with pytest.raises(InputError, match="no \\(item, agent\\)"):
         summarize(ab, scores=read_scores(path, "score"), score_column="score")
-    with pytest.raises(InputError, match="duplicate score"):
+    with pytest.raises(InputError, match="duplicate item and agent"):
         read_scores(write("d.csv", "item,agent,score\na,T,1\na,T,2\n"), "score")

@@ -212,11 +212,6 @@ def test_cli_analyze_writes_run_and_position_table(tmp_path, capsys):
             "line 3, column 'chosen': unknown source 'teacher'",
         ),
         ("student,question,chosen\ns1,q1,ai\ns1,q2,human\n", ["--eps", "0"], "--eps must be > 0"),
-        (
-            "student,question,chosen\ns1,q1,ai\ns1,q2,human\n",
-            ["--eps", "-0.1"],
-            "--eps must be > 0",
-        ),
         ("student,question,chosen\ns1,q1,ai\ns1,q1,human\n", [], "duplicate MCQ"),
         ("student,question\ns1,q1\n", [], "missing column 'chosen'"),
         ("student,question,chosen\ns1,q1,correct+ai\n", [], "unknown source"),

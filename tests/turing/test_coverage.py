@@ -77,7 +77,7 @@ def test_cli_coverage(tmp_path, capsys):
     assert "Theorem 2" in capsys.readouterr().out
     for args, msg in (
         (["--p-min", "0.5"], "--p-min must be in (0, 1/top-k]"),
-        (["--confidence", "1.5"], "--confidence must be in (0, 1)"),
+        (["--confidence", "1"], "--confidence must be in (0, 1)"),
         (["--p-min", "0.05", "--zipf", "1"], "exactly one of --p-min or --zipf"),
         (["--reveal", "0"], "--reveal must be in (0, 1]"),
     ):

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..runs import check_out_dir, check_out_file, default_out
+from .ranges import SEED_MAX
 
 OutOption = Annotated[
     Path | None,
@@ -28,7 +29,14 @@ OverwriteOption = Annotated[
     ),
 ]
 SeedOption = Annotated[
-    int, typer.Option("--seed", metavar="INTEGER", help="Seed of every random choice in the run.")
+    int,
+    typer.Option(
+        "--seed",
+        metavar="INTEGER",
+        min=0,
+        max=SEED_MAX,
+        help="Seed of every random choice in the run (0 to 2**63 - 1).",
+    ),
 ]
 ClusterOption = Annotated[
     str | None,

@@ -9,12 +9,15 @@ from typing import Annotated
 import typer
 
 from .common import out_dir, say
+from .ranges import SEED_MAX
 
 
 def demo(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the demo.")] = Path("demo"),
     quick: Annotated[bool, typer.Option(help="Small sizes (seconds), for a smoke test.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 2013,
+    seed: Annotated[
+        int, typer.Option(min=0, max=SEED_MAX, help="Seed of every random choice (0 to 2**63 - 1).")
+    ] = 2013,
 ) -> None:
     """Run the demo and write DEMO/index.html linking each protocol's report."""
     from ..demo import run_demo

@@ -58,7 +58,21 @@ def _classic_argument(param: Any) -> None:
         param.display_type_rich = lambda ctx: None
 
 
+def _short_range(param: Any) -> None:
+    """The help shows ``x>=1``, not ``1<=x<=9223372036854775807``, for an open-ended count
+    (its declared maximum is :data:`~edueval.cli.ranges.COUNT_MAX`, numpy's int64)."""
+    from .ranges import COUNT_MAX
+
+    if hasattr(param, "_get_number_range_help_str"):  # Typer >= 0.29
+        if getattr(param, "max", None) == COUNT_MAX and getattr(param, "min", None) is not None:
+            param._get_number_range_help_str = lambda low=param.min: f"x>={low}"
+    elif getattr(getattr(param, "type", None), "max", None) == COUNT_MAX:  # Click's IntRange
+        kind = param.type
+        kind._describe_range = lambda low=kind.min: f"x>={low}"
+
+
 def _classic_param(param: Any) -> None:
+    _short_range(param)
     if param.param_type_name == "argument":
         _classic_argument(param)
     elif not getattr(param, "is_flag", False) and param.metavar is None:

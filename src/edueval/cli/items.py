@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app
+from .ranges import COUNT_MAX, check_memory
 
 app = typer_app(
     "Test-item analysis (difficulty, discrimination, distractors), labelled question pairs, "
@@ -33,7 +34,10 @@ def analyze(
     responses: ResponsesArg,
     items: ItemsArg = None,
     threshold: Annotated[
-        float, typer.Option(help="Selection rate that makes a distractor effective.")
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="Selection rate that makes a distractor effective (0-1)."
+        ),
     ] = 0.05,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -63,7 +67,10 @@ def pairs(
         typer.Option(help="Threshold DIM=VALUE (default TC=1 DE=2 DF=0.15 DC=0.15), repeatable."),
     ] = None,
     max_pairs: Annotated[
-        int | None, typer.Option(help="At most this many pairs per dimension (seeded sample).")
+        int | None,
+        typer.Option(
+            min=1, max=COUNT_MAX, help="At most this many pairs per dimension (seeded sample)."
+        ),
     ] = None,
     dc_measure: Annotated[
         str, typer.Option(help="DC (item-total, the paper), DC_rest or DC_ul.")
@@ -93,14 +100,29 @@ def pairs(
     done(path)
 
 
+#: Bytes per simulated (student, question) response in memory, its table rows included.
+CELL_BYTES = 400
+
+
 @app.command()
 def simulate(
-    students: Annotated[int, typer.Option(help="Students in the class.")] = 60,
-    materials: Annotated[int, typer.Option(help="Learning materials (lessons), 1-4.")] = 2,
-    questions: Annotated[int, typer.Option(help="Questions per learning material.")] = 8,
-    ability_mean: Annotated[float, typer.Option(help="Mean ability (logits).")] = 1.0,
+    students: Annotated[
+        int, typer.Option(min=2, max=COUNT_MAX, help="Students in the class (>= 2).")
+    ] = 60,
+    materials: Annotated[
+        int, typer.Option(min=1, max=4, help="Learning materials (lessons), 1-4.")
+    ] = 2,
+    questions: Annotated[
+        int, typer.Option(min=2, max=COUNT_MAX, help="Questions per learning material (>= 2).")
+    ] = 8,
+    ability_mean: Annotated[
+        float, typer.Option(min=-50.0, max=50.0, help="Mean ability (logits, -50 to 50).")
+    ] = 1.0,
     p_rule: Annotated[
-        float, typer.Option(help="P(acting on a held mal-rule that bears on the question).")
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="P(acting on a held mal-rule that bears on the question)."
+        ),
     ] = 0.9,
     seed: SeedOption = 0,
     out: OutOption = None,
@@ -111,6 +133,8 @@ def simulate(
     from ..items.pipeline import simulate_run
     from ..items.simulate import ClassroomConfig
 
+    cells = students * materials * questions
+    check_memory(cells * CELL_BYTES, ("--students", students), ("--questions", questions))
     try:
         cfg = ClassroomConfig(
             n_students=students,

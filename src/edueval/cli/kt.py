@@ -21,6 +21,7 @@ from .common import (
     typer_app,
     warn,
 )
+from .ranges import COUNT_MAX, check_memory
 
 app = typer_app("Knowledge tracing: simulate, predict, fit, evaluate, and the P&Y study.")
 
@@ -104,6 +105,13 @@ InitFile = Annotated[
     typer.Option("--init", help="Long table of starting values for the first restart."),
 ]
 
+ThresholdOption = Annotated[
+    float, typer.Option(min=0.0, max=1.0, help="Mastery threshold on P(known), in (0, 1).")
+]
+InARowOption = Annotated[
+    int, typer.Option(min=1, max=COUNT_MAX, help="n for the n-correct-in-a-row rule.")
+]
+
 
 def _cols(student: str, skill: str, correct: str, order: str, known: str) -> Columns:
     return Columns(student=student, skill=skill, correct=correct, order=order, known=known)
@@ -129,11 +137,16 @@ def _rows(only: list[str] | None, skip_no_skill: bool) -> RowFilter:
 
 @app.command()
 def simulate(
-    students: Annotated[int, typer.Option(help="Students per skill.")] = 1000,
+    students: Annotated[int, typer.Option(min=1, max=COUNT_MAX, help="Students per skill.")] = 1000,
     skills: Annotated[
-        int, typer.Option(help="Skills (parameters drawn from the paper's ranges).")
+        int,
+        typer.Option(
+            min=1, max=COUNT_MAX, help="Skills (parameters drawn from the paper's ranges)."
+        ),
     ] = 20,
-    opportunities: Annotated[int, typer.Option(help="Opportunities per student and skill.")] = 30,
+    opportunities: Annotated[
+        int, typer.Option(min=1, max=COUNT_MAX, help="Opportunities per student and skill.")
+    ] = 30,
     params: Annotated[
         Path | None,
         typer.Option(
@@ -141,16 +154,23 @@ def simulate(
             "slip[, forget]) instead of random ones."
         ),
     ] = None,
-    forget_max: Annotated[float, typer.Option(help="Draw forget uniformly in [0, this].")] = 0.0,
+    forget_max: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Draw forget uniformly in [0, this] (0 to 1).")
+    ] = 0.0,
     items_per_skill: Annotated[
         int,
         typer.Option(
+            min=0,
+            max=COUNT_MAX,
             help="Items per skill (named SKILL-J, an 'item' column), each with its own guess "
-            "and slip drawn around the skill's (KT-IDEM); params.csv is then the long format."
+            "and slip drawn around the skill's (KT-IDEM); params.csv is then the long format.",
         ),
     ] = 0,
     item_spread: Annotated[
-        float, typer.Option(help="Item guess/slip uniform within +-this of the skill's.")
+        float,
+        typer.Option(
+            min=0.0, max=0.5, help="Item guess/slip uniform within +-this of the skill's (0-0.5)."
+        ),
     ] = 0.15,
     item_learn: Annotated[
         bool, typer.Option("--item-learn", help="Learn per item too (as --multilearn item).")
@@ -165,7 +185,12 @@ def simulate(
         ),
     ] = "csv",
     rows_per_file: Annotated[
-        int, typer.Option(help="Rows per Parquet file (whole students) with --format parquet.")
+        int,
+        typer.Option(
+            min=1,
+            max=COUNT_MAX,
+            help="Rows per Parquet file (whole students) with --format parquet.",
+        ),
     ] = 1_000_000,
     seed: SeedOption = 1,
     out: OutOption = None,
@@ -174,6 +199,8 @@ def simulate(
     """Simulate students from the BKT generative model (writes responses.csv with 'known')."""
     from ..kt.pipeline import simulate_run
 
+    _check_simulate_size(students, skills if params is None else 1, opportunities,
+                         items_per_skill, rows_per_file if fmt.strip().lower() == "parquet" else 0)  # fmt: skip
     path = out_dir(out, "kt simulate", overwrite)
     res = simulate_run(
         path,
@@ -191,6 +218,25 @@ def simulate(
     )
     say(f"{res['n_responses']} responses on {res['n_skills']} skills")
     done(path)
+
+
+#: Bytes per simulated response row in memory (measured: about 90 with its columns).
+ROW_BYTES = 100
+#: Bytes per EM restart and skill (starting points, results, the restarts table).
+RESTART_BYTES = 300
+
+
+def _check_simulate_size(students, skills, opportunities, items, rows_per_file) -> None:
+    """A response table (or, in Parquet, one file's chunk) that cannot fit is refused."""
+    per_student = skills * opportunities
+    rows = students * per_student
+    if rows_per_file:  # Parquet: one chunk of whole students at a time, one seed per file
+        chunk = max(1, rows_per_file // per_student)
+        rows = min(students, chunk) * per_student + -(-students // chunk) * 5
+    nbytes = rows * ROW_BYTES + skills * items * ROW_BYTES
+    drivers = [("--students", students), ("--skills", skills), ("--opportunities", opportunities),
+               ("--items-per-skill", items), ("--rows-per-file", rows_per_file)]  # fmt: skip
+    check_memory(nbytes, *drivers)
 
 
 @app.command()
@@ -243,18 +289,30 @@ def fit(
     data: DatasetArg,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
-    restarts: Annotated[int, typer.Option(help="EM runs per skill; the best is kept.")] = 5,
+    restarts: Annotated[
+        int, typer.Option(min=1, max=COUNT_MAX, help="EM runs per skill; the best is kept.")
+    ] = 5,
     forgets: Annotated[
         bool, typer.Option("--forgets/--no-forgets", help="Also estimate forgetting.")
     ] = False,
-    max_iter: Annotated[int, typer.Option(help="E-steps per run at most.")] = 500,
+    max_iter: Annotated[
+        int, typer.Option(min=1, max=COUNT_MAX, help="E-steps per run at most.")
+    ] = 500,
     tol: Annotated[
-        float, typer.Option(help="Stop when the log-likelihood gain < tol*|LL|.")
+        float,
+        typer.Option(min=0.0, max=1.0, help="Stop when the log-likelihood gain < tol*|LL| (0-1]."),
     ] = 1e-9,
-    guess_max: Annotated[float, typer.Option(help="Upper bound of guess.")] = 0.5,
-    slip_max: Annotated[float, typer.Option(help="Upper bound of slip.")] = 0.5,
+    guess_max: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Upper bound of guess (0-1].")
+    ] = 0.5,
+    slip_max: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Upper bound of slip (0-1].")
+    ] = 0.5,
     min_responses: Annotated[
-        int, typer.Option(help="Skills with fewer responses are skipped (with a warning).")
+        int,
+        typer.Option(
+            min=0, max=COUNT_MAX, help="Skills with fewer responses are skipped (with a warning)."
+        ),
     ] = 10,
     seed: SeedOption = 1,
     col_student: ColStudent = "student",
@@ -287,6 +345,7 @@ def fit(
             raise InputError(f"{name} must be in (0, 1], got {value}")
     if restarts < 1 or max_iter < 1 or tol <= 0:
         raise InputError("--restarts and --max-iter must be at least 1 and --tol positive")
+    check_memory(restarts * RESTART_BYTES, ("--restarts", restarts))
     model = BKT(
         forgets=forgets,
         n_restarts=restarts,
@@ -335,7 +394,9 @@ def evaluate(
     ],
     out: OutOption = None,
     overwrite: OverwriteOption = False,
-    n_params: Annotated[int, typer.Option(help="Free parameters k for AIC/AICc/BIC.")] = 4,
+    n_params: Annotated[
+        int, typer.Option(min=0, max=COUNT_MAX, help="Free parameters k for AIC/AICc/BIC.")
+    ] = 4,
     params: Annotated[
         Path | None,
         typer.Option(
@@ -343,8 +404,8 @@ def evaluate(
             help="Parameter file (wide or long) giving k per skill instead of --n-params.",
         ),
     ] = None,
-    threshold: Annotated[float, typer.Option(help="Mastery threshold on P(known).")] = 0.95,
-    in_a_row: Annotated[int, typer.Option(help="n for the n-correct-in-a-row rule.")] = 3,
+    threshold: ThresholdOption = 0.95,
+    in_a_row: InARowOption = 3,
     col_student: ColStudent = "student",
     col_skill: ColSkill = "skill",
     col_correct: ColCorrect = "correct",
@@ -391,12 +452,16 @@ def evaluate(
 
 @app.command()
 def study(
-    students: Annotated[int, typer.Option(help="Students per skill.")] = 1000,
-    skills: Annotated[int, typer.Option(help="Skills.")] = 100,
-    opportunities: Annotated[int, typer.Option(help="Opportunities per student and skill.")] = 30,
-    random_sets: Annotated[int, typer.Option(help="Random candidate parameter sets.")] = 10,
-    threshold: Annotated[float, typer.Option(help="Mastery threshold on P(known).")] = 0.95,
-    in_a_row: Annotated[int, typer.Option(help="n for the n-correct-in-a-row rule.")] = 3,
+    students: Annotated[int, typer.Option(min=1, max=COUNT_MAX, help="Students per skill.")] = 1000,
+    skills: Annotated[int, typer.Option(min=3, max=COUNT_MAX, help="Skills (at least 3).")] = 100,
+    opportunities: Annotated[
+        int, typer.Option(min=1, max=COUNT_MAX, help="Opportunities per student and skill.")
+    ] = 30,
+    random_sets: Annotated[
+        int, typer.Option(min=0, max=COUNT_MAX, help="Random candidate parameter sets.")
+    ] = 10,
+    threshold: ThresholdOption = 0.95,
+    in_a_row: InARowOption = 3,
     sensitivity: Annotated[
         bool,
         typer.Option(
@@ -409,6 +474,8 @@ def study(
         typer.Option(
             "--replications",
             metavar="R",
+            min=1,
+            max=COUNT_MAX,
             help="Repeat the whole study R times, each from its own spawned seed, and report "
             "Tables 2 and 3 per replication and their spread.",
         ),
@@ -440,6 +507,9 @@ def study(
         raise InputError(str(exc)) from None
     if replications < 1:
         raise InputError(f"--replications must be at least 1, got {replications}")
+    rows = students * skills * opportunities
+    check_memory(rows * ROW_BYTES, ("--students", students), ("--skills", skills),
+                 ("--opportunities", opportunities))  # fmt: skip
     path = out_dir(out, "kt study", overwrite)
     with open_executor(cluster, scheduler) as executor:
         res = study_run(
@@ -453,8 +523,13 @@ def study(
 
 
 # -- model comparison and online tracking (crossvalidate, compare, roster) ----------------------
-FoldsOption = Annotated[int, typer.Option("--folds", help="Number of cross-validation folds.")]
-RestartsOption = Annotated[int, typer.Option("--restarts", help="EM runs per skill (BKT models).")]
+FoldsOption = Annotated[
+    int,
+    typer.Option("--folds", min=2, max=COUNT_MAX, help="Number of cross-validation folds (>= 2)."),
+]
+RestartsOption = Annotated[
+    int, typer.Option("--restarts", min=1, max=COUNT_MAX, help="EM runs per skill (BKT models).")
+]
 
 
 @app.command()
@@ -487,6 +562,7 @@ def crossvalidate(
     from ..kt.model_runs import crossvalidate_run
 
     spec = _with_forgets(model, forgets)
+    check_memory(restarts * RESTART_BYTES, ("--restarts", restarts))
     path = out_dir(out, "kt crossvalidate", overwrite)
     res = crossvalidate_run(
         path, data, spec=spec, n_folds=folds, by=by, seed=seed, n_restarts=restarts,
@@ -528,6 +604,7 @@ def compare(
     """Models on the same student folds: held-out scores with CIs, AIC/BIC, paired differences."""
     from ..kt.model_runs import compare_run
 
+    check_memory(restarts * RESTART_BYTES, ("--restarts", restarts))
     path = out_dir(out, "kt compare", overwrite)
     res = compare_run(
         path, data, models=models, n_folds=folds, seed=seed, n_restarts=restarts,
@@ -548,7 +625,7 @@ def roster(
         ),
     ],
     updates: Annotated[Path, typer.Option("--updates", help="Response log to replay.")],
-    threshold: Annotated[float, typer.Option(help="Mastery threshold on P(known).")] = 0.95,
+    threshold: ThresholdOption = 0.95,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     col_student: ColStudent = "student",

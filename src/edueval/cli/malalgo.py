@@ -20,14 +20,22 @@ from .models import (
     open_model,
     parse_max_failures,
 )
+from .ranges import COUNT_MAX, check_memory
 
 app = typer_app("Malgorithm identification (MalAlgoQA): generate, run, score, audit.")
 
 
+#: Bytes per generated question in memory (its text, choices, rationales and table row).
+QUESTION_BYTES = 4000
+
+
 @app.command()
 def generate(
-    n: Annotated[int, typer.Option("--n", help="Number of questions.")] = 20,
-    grade: Annotated[list[int] | None, typer.Option(help="Keep these grades (repeatable).")] = None,
+    n: Annotated[int, typer.Option("--n", min=1, max=COUNT_MAX, help="Number of questions.")] = 20,
+    grade: Annotated[
+        list[int] | None,
+        typer.Option(min=0, max=12, help="Keep these grades, 0-12 (repeatable)."),
+    ] = None,
     content: Annotated[list[str] | None, typer.Option(help="Keep these content areas.")] = None,
     seed: SeedOption = 1,
     out: OutOption = None,
@@ -36,6 +44,7 @@ def generate(
     """A MalAlgoQA-format question set built from the mal-rule library (questions.csv)."""
     from ..malalgo.pipeline import generate_run
 
+    check_memory(n * QUESTION_BYTES, ("--n", n))
     path = out_dir(out, "malalgo generate", overwrite)
     res = generate_run(path, n=n, seed=seed, grades=grade, contents=content)
     say(f"{res['n_questions']} questions from {res['malrules_used']} mal-rules")
@@ -56,7 +65,10 @@ def run(
     shots: Annotated[
         int,
         typer.Option(
-            help="Few-shot examples from other questions (with cot, each shows worked reasoning)."
+            min=0,
+            max=COUNT_MAX,
+            help="Few-shot examples from other questions, never of the same template family "
+            "(with cot, each shows worked reasoning).",
         ),
     ] = 0,
     rationale_order: Annotated[
@@ -73,7 +85,9 @@ def run(
         ),
     ] = "generate",
     mcq: Annotated[bool, typer.Option("--mcq/--no-mcq", help="Also ask the questions.")] = True,
-    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, max=COUNT_MAX, help="Only the first N questions.")
+    ] = None,
     base_url: BaseUrlOption = None,
     endpoints: EndpointsOption = None,
     api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
@@ -157,26 +171,33 @@ def score(
 @app.command()
 def audit(
     questions: Annotated[Path, typer.Argument(help="MalAlgoQA-format questions (CSV/JSONL).")],
-    folds: Annotated[int, typer.Option(help="Cross-validation folds (whole questions).")] = 5,
+    folds: Annotated[
+        int,
+        typer.Option(min=2, max=COUNT_MAX, help="Cross-validation folds (whole questions, >= 2)."),
+    ] = 5,
     seed: SeedOption = 1,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
 ) -> None:
-    """Can a words-only classifier pick the key's rationale (chance 1 in 4)?
+    """Can a surface cue pick the key (chance 1 in 4)?
 
-    A bag-of-words logistic regression sees the four rationales of each question (never the
-    question or the choices), is trained on the other folds' questions, and picks the rationale
-    it scores highest.  Accuracy above chance means the wording gives the key away.  Writes
-    results.json (accuracy, Wilson 95% CI, chance's upper limit, p-value), picks.csv,
-    weights.csv (the most telling words) and report.html."""
+    Single cues (the longest/shortest rationale, the smallest/middle/largest value, a value
+    written in the question, the longest choice text, each position, ...), cross-validated
+    conditional-logit models on the choices' features, the rationales' features and both, and a
+    words-only classifier on the rationales: the share of questions where each picks the key,
+    with a Wilson 95% interval against chance; flagged when it differs from chance after Holm's
+    correction.  Writes results.json, cues.csv, models.csv, by_family.csv (generated items),
+    picks.csv, weights.csv (the most telling words) and report.html."""
     from ..malalgo.pipeline import audit_run
 
     path = out_dir(out, "malalgo audit", overwrite)
     res = audit_run(path, questions, folds=folds, seed=seed)
+    flagged = res["flagged"]
     say(
-        f"key picked in {res['n_correct']} of {res['n_questions']} questions: accuracy "
-        f"{res['accuracy']:.3f} [{res['ci_low']:.3f}, {res['ci_high']:.3f}], chance 0.25 "
-        f"(upper limit {res['chance_high']:.3f}); "
-        + ("cue detected" if res["cue_detected"] else "no cue detected")
+        f"{res['n_questions']} questions, {len(res['cues'])} single cues and "
+        f"{len(res['models'])} models: "
+        + (f"cue(s) found: {', '.join(flagged)}" if flagged else "no cue found")
+        + f"; words-only classifier {res['accuracy']:.3f} "
+        f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}], chance 0.25"
     )
     done(path)

@@ -27,6 +27,7 @@ from typing import Annotated
 import typer
 
 from .common import typer_app
+from .ranges import CONNECTIONS_MAX, TIMEOUT_MAX
 
 app = typer_app("Model backends: check that one answers.")
 
@@ -63,19 +64,28 @@ ApiKeyEnvOption = Annotated[
 MaxConnectionsOption = Annotated[
     int,
     typer.Option(
-        "--max-connections", min=1, help="Model calls in flight at once (per server when several)."
+        "--max-connections",
+        min=1,
+        max=CONNECTIONS_MAX,
+        help="Model calls in flight at once (per server when several).",
     ),
 ]
 TimeoutOption = Annotated[
-    float, typer.Option("--timeout", min=0.001, help="Seconds allowed per model call attempt.")
+    float,
+    typer.Option(
+        "--timeout",
+        min=0.001,
+        max=TIMEOUT_MAX,
+        help="Seconds allowed per model call attempt (at most a day).",
+    ),
 ]
 MaxFailuresOption = Annotated[
     str,
     typer.Option(
         "--max-failures",
         metavar="N|P%",
-        help="Failed model calls (after retries) allowed before the run is marked failed and "
-        "exits 3: a count (3) or a share of the run's calls (5%).",
+        help="Failed model calls (after retries) plus unparseable answers allowed before the run "
+        "is marked failed and exits 3: a count (3) or a share of the run's calls (5%).",
     ),
 ]
 
@@ -135,7 +145,7 @@ def check(
     api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
     timeout: TimeoutOption = 30.0,
     attempts: Annotated[
-        int, typer.Option("--attempts", min=1, help="Attempts before giving up.")
+        int, typer.Option("--attempts", min=1, max=100, help="Attempts before giving up.")
     ] = 2,
 ) -> None:
     """Say in one line whether a backend answers (exit 0) or why not (exit 2)."""

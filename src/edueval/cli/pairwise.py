@@ -20,6 +20,7 @@ from .common import (
     typer_app,
     warn,
 )
+from .ranges import COUNT_MAX, check_memory
 
 app = typer_app(
     "Comparative judgement: Bayesian Bradley-Terry fits, rater checks, across-item "
@@ -41,9 +42,22 @@ Ties = Annotated[
         "(weighted likelihood).",
     ),
 ]
-Chains = Annotated[int, typer.Option(help="NUTS chains.")]
-Warmup = Annotated[int, typer.Option(help="Warm-up iterations per chain.")]
-Draws = Annotated[int, typer.Option(help="Draws kept per chain.")]
+#: Most NUTS chains: each is a vectorised copy of the model on this machine's cores.
+CHAINS_MAX = 1024
+Chains = Annotated[int, typer.Option(min=1, max=CHAINS_MAX, help="NUTS chains (1-1024).")]
+Warmup = Annotated[int, typer.Option(min=1, max=COUNT_MAX, help="Warm-up iterations per chain.")]
+Draws = Annotated[int, typer.Option(min=1, max=COUNT_MAX, help="Draws kept per chain.")]
+#: Bytes per kept draw of one parameter (float64) and the fewest parameters of a fit (an item's
+#: ability, its opponent's and the order effect); a fit holds chains x draws x parameters.
+DRAW_BYTES = 8
+MIN_PARAMETERS = 3
+
+
+def _check_draws(chains: int, draws: int) -> None:
+    nbytes = chains * draws * DRAW_BYTES * MIN_PARAMETERS
+    check_memory(nbytes, ("--draws", draws), ("--chains", chains))
+
+
 Exclude = Annotated[
     Path | None,
     typer.Option(
@@ -107,8 +121,10 @@ def fit(
     min_comparisons: Annotated[
         int,
         typer.Option(
+            min=1,
+            max=COUNT_MAX,
             help="Item x attribute groups with fewer comparisons (after tie handling) are not "
-            "fitted, with a warning."
+            "fitted, with a warning.",
         ),
     ] = 3,
     seed: SeedOption = 1,
@@ -117,6 +133,7 @@ def fit(
         typer.Option(
             "--groups-per-task",
             min=0,
+            max=COUNT_MAX,
             help="Sample the item x attribute groups in blocks of this many (each block its own "
             "NUTS run and task, seeded from --seed; 0: all groups in one run).",
         ),
@@ -128,6 +145,7 @@ def fit(
     from ..executor import open_executor
     from ..pairwise.pipeline import fit_run
 
+    _check_draws(chains, draws)
     path = out_dir(out, "pairwise fit", overwrite)
     with open_executor(cluster, scheduler) as executor:
         res = fit_run(
@@ -180,6 +198,7 @@ def raters(
     """Per-rater order effect alpha0; flag raters whose 95% HDI excludes 0."""
     from ..pairwise.pipeline import raters_run
 
+    _check_draws(chains, draws)
     path = out_dir(out, "pairwise raters", overwrite)
     res = raters_run(
         path,
@@ -253,6 +272,7 @@ def hierarchical(
     """Pooled model (agent means + item deviations): agent differences with credible intervals."""
     from ..pairwise.pipeline import hierarchical_run
 
+    _check_draws(chains, draws)
     path = out_dir(out, "pairwise hierarchical", overwrite)
     res = hierarchical_run(
         path,
@@ -293,6 +313,7 @@ def replicate_teacher_test(
     """Replicate Tack & Piech (EDM 2022) on the public data, beside the published numbers."""
     from ..pairwise.replication import ReplicationConfig, replicate_run
 
+    _check_draws(chains, draws)
     path = out_dir(out, "pairwise replicate-teacher-test", overwrite)
     cfg = ReplicationConfig(chains=chains, warmup=warmup, draws=draws, seed=seed)
     res = replicate_run(path, folder, cfg, log=say)

@@ -20,6 +20,7 @@ from .models import (
     open_model,
     parse_max_failures,
 )
+from .ranges import COUNT_MAX
 
 app = typer_app("Question evaluation with simulated students (QG-SMS) and its baselines.")
 
@@ -101,9 +102,16 @@ def run(
         int, typer.Option(help="ChatEval experts (1-5; 1-3 when fixed).", min=1, max=5)
     ] = 3,
     rounds: Annotated[int, typer.Option(help="ChatEval discussion rounds.", min=1, max=10)] = 2,
-    retries: Annotated[int, typer.Option(help="Retries of a malformed step output.")] = 2,
-    repeats: Annotated[int, typer.Option(help="Profile robustness: repeat steps 1-2 R times.")] = 1,
-    limit: Annotated[int | None, typer.Option(help="First N pairs per dimension.")] = None,
+    retries: Annotated[
+        int, typer.Option(min=0, max=100, help="Retries of a malformed step output (0-100).")
+    ] = 2,
+    repeats: Annotated[
+        int,
+        typer.Option(min=1, max=100, help="Profile robustness: repeat steps 1-2 R times (1-100)."),
+    ] = 1,
+    limit: Annotated[
+        int | None, typer.Option(min=1, max=COUNT_MAX, help="First N pairs per dimension.")
+    ] = None,
     bt: Annotated[
         bool,
         typer.Option("--bt/--no-bt", help="Fit P2's Bradley-Terry model for the question ranking."),

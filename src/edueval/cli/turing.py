@@ -29,16 +29,33 @@ from .models import (
     open_model,
     parse_max_failures,
 )
+from .ranges import COUNT_MAX, check_memory, float_list, int_list
 
 app = typer_app("The imitation game: generate, assemble, analyze, power, simulate.")
 
 EpsOption = Annotated[
-    float, typer.Option("--eps", help="Equivalence margin: draw needs |p_AI - p_Human| < eps.")
+    float,
+    typer.Option(
+        "--eps",
+        min=0.0,
+        max=1.0,
+        help="Equivalence margin: draw needs |p_AI - p_Human| < eps; in (0, 1).",
+    ),
 ]
 DeltaOption = Annotated[
-    float, typer.Option("--delta", help="Both must beat the random distractor by delta.")
+    float,
+    typer.Option(
+        "--delta", min=0.0, max=1.0, help="Both must beat the random distractor by delta; [0, 1)."
+    ),
 ]
-AlphaOption = Annotated[float, typer.Option("--alpha", help="Level of every test.")]
+AlphaOption = Annotated[
+    float, typer.Option("--alpha", min=0.0, max=1.0, help="Level of every test, in (0, 1).")
+]
+#: Bytes per simulated MCQ (student x question) of one block of replications (measured: ~290
+#: for turing simulate's 50 replications a block; power's blocks hold ~200,000 students).
+MCQ_BYTES = 250
+SIMULATE_BLOCK = 50
+POWER_BLOCK = 200_000
 ClusterSeOption = Annotated[
     str,
     typer.Option(
@@ -102,21 +119,108 @@ def analyze(
     done(path)
 
 
+# the options of turing power --coverage
+CovTopK = Annotated[
+    int,
+    typer.Option("--top-k", min=1, max=COUNT_MAX, help="Coverage: misconceptions to see."),
+]
+CovPMin = Annotated[
+    float | None,
+    typer.Option(
+        "--p-min",
+        min=0.0,
+        max=1.0,
+        help="Coverage: each top-k misconception at least this frequent.",
+    ),
+]
+CovZipf = Annotated[
+    float | None,
+    typer.Option(
+        "--zipf", min=0.0, max=100.0, help="Coverage: Zipf exponent s, p_i ~ i^-s (0-100)."
+    ),
+]
+CovMisconceptions = Annotated[
+    int,
+    typer.Option(
+        "--misconceptions",
+        min=1,
+        max=COUNT_MAX,
+        help="Coverage: misconceptions under --zipf.",
+    ),
+]
+CovMass = Annotated[
+    float | None,
+    typer.Option(
+        "--mass",
+        min=0.0,
+        max=1.0,
+        help="Coverage, --zipf: choose k to cover 1 - mass (Theorem 1).",
+    ),
+]
+CovConfidence = Annotated[
+    float, typer.Option("--confidence", min=0.0, max=1.0, help="Coverage: 1 - delta.")
+]
+CovPerStudent = Annotated[
+    int,
+    typer.Option(
+        "--per-student", min=1, max=COUNT_MAX, help="Coverage: misconceptions per student."
+    ),
+]
+CovReveal = Annotated[
+    float,
+    typer.Option(
+        "--reveal",
+        min=0.0,
+        max=1.0,
+        help="Coverage: P(a question shows a held misconception).",
+    ),
+]
+
+
 @app.command()
 def power(
-    p_ai: Annotated[float, typer.Option("--p-ai", help="Expected AI selection rate.")] = 0.30,
-    p_human: Annotated[float, typer.Option("--p-human", help="Expected human rate.")] = 0.30,
-    p_random: Annotated[float, typer.Option("--p-random", help="Expected random rate.")] = 0.10,
-    eps: Annotated[str, typer.Option("--eps", help="Margins eps, comma-separated.")] = "0.05,0.1",
-    delta: Annotated[str, typer.Option("--delta", help="Margins delta, comma-separated.")] = "0.05",
+    p_ai: Annotated[
+        float, typer.Option("--p-ai", min=0.0, max=1.0, help="Expected AI selection rate.")
+    ] = 0.30,
+    p_human: Annotated[
+        float, typer.Option("--p-human", min=0.0, max=1.0, help="Expected human rate.")
+    ] = 0.30,
+    p_random: Annotated[
+        float, typer.Option("--p-random", min=0.0, max=1.0, help="Expected random rate.")
+    ] = 0.10,
+    eps: Annotated[
+        str,
+        typer.Option(
+            "--eps", callback=float_list(0.0, 1.0), help="Margins eps in (0, 1), comma-separated."
+        ),
+    ] = "0.05,0.1",
+    delta: Annotated[
+        str,
+        typer.Option(
+            "--delta",
+            callback=float_list(0.0, 1.0, high_open=True),
+            help="Margins delta in [0, 1), comma-separated.",
+        ),
+    ] = "0.05",
     rho: Annotated[
-        str, typer.Option("--rho", help="Intra-student correlations, comma-separated.")
+        str,
+        typer.Option(
+            "--rho",
+            callback=float_list(0.0, 1.0, high_open=True),
+            help="Intra-student correlations in [0, 1), comma-separated.",
+        ),
     ] = "0,0.05,0.2",
-    students: Annotated[int, typer.Option("--students", min=2, help="Students.")] = 100,
-    questions: Annotated[int, typer.Option("--questions", min=1, help="MCQs per student.")] = 25,
+    students: Annotated[
+        int, typer.Option("--students", min=2, max=COUNT_MAX, help="Students.")
+    ] = 100,
+    questions: Annotated[
+        int, typer.Option("--questions", min=1, max=COUNT_MAX, help="MCQs per student.")
+    ] = 25,
     alpha: AlphaOption = 0.05,
-    target: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
-    reps: Annotated[int, typer.Option("--reps", min=10, help="Simulated studies per cell.")] = 500,
+    target: Annotated[float, typer.Option("--power", min=0.0, max=1.0, help="Target power.")] = 0.8,
+    reps: Annotated[
+        int, typer.Option("--reps", min=10, max=COUNT_MAX, help="Simulated studies per cell.")
+    ] = 500,
     seed: SeedOption = 0,
     coverage: Annotated[
         bool,
@@ -126,29 +230,14 @@ def power(
             "probability 1 - delta (the paper's coverage theorems), checked by simulation.",
         ),
     ] = False,
-    top_k: Annotated[int, typer.Option("--top-k", help="Coverage: misconceptions to see.")] = 10,
-    p_min: Annotated[
-        float | None,
-        typer.Option("--p-min", help="Coverage: each top-k misconception at least this frequent."),
-    ] = None,
-    zipf: Annotated[
-        float | None, typer.Option("--zipf", help="Coverage: Zipf exponent s, p_i ~ i^-s.")
-    ] = None,
-    misconceptions: Annotated[
-        int, typer.Option("--misconceptions", help="Coverage: misconceptions under --zipf.")
-    ] = 50,
-    mass: Annotated[
-        float | None,
-        typer.Option("--mass", help="Coverage, --zipf: choose k to cover 1 - mass (Theorem 1)."),
-    ] = None,
-    confidence: Annotated[float, typer.Option("--confidence", help="Coverage: 1 - delta.")] = 0.95,
-    per_student: Annotated[
-        int, typer.Option("--per-student", help="Coverage: misconceptions per student.")
-    ] = 1,
-    reveal: Annotated[
-        float,
-        typer.Option("--reveal", help="Coverage: P(a question shows a held misconception)."),
-    ] = 0.2,
+    top_k: CovTopK = 10,
+    p_min: CovPMin = None,
+    zipf: CovZipf = None,
+    misconceptions: CovMisconceptions = 50,
+    mass: CovMass = None,
+    confidence: CovConfidence = 0.95,
+    per_student: CovPerStudent = 1,
+    reveal: CovReveal = 0.2,
     se: ClusterSeOption = "cr3",
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -162,6 +251,9 @@ def power(
     from ..turing.pipeline import coverage_run, power_run
     from ..turing.power import Rates
 
+    if not coverage:
+        cells = max(students, min(POWER_BLOCK, reps * students)) * questions
+        check_memory(cells * MCQ_BYTES, ("--students", students), ("--questions", questions))
     path = out_dir(out, "turing power", overwrite)
     if coverage:
         res = coverage_run(
@@ -196,13 +288,19 @@ def power(
 
 @app.command()
 def simulate(
-    students: Annotated[int, typer.Option("--students", min=2, help="Students.")] = 100,
-    questions: Annotated[int, typer.Option("--questions", min=1, help="MCQs per student.")] = 25,
-    reps: Annotated[int, typer.Option("--reps", min=1, help="Replications.")] = 1000,
+    students: Annotated[
+        int, typer.Option("--students", min=2, max=COUNT_MAX, help="Students.")
+    ] = 100,
+    questions: Annotated[
+        int, typer.Option("--questions", min=1, max=COUNT_MAX, help="MCQs per student.")
+    ] = 25,
+    reps: Annotated[int, typer.Option("--reps", min=1, max=COUNT_MAX, help="Replications.")] = 1000,
     human_accuracy: Annotated[
         float,
         typer.Option(
             "--human-accuracy",
+            min=0.0,
+            max=1.0,
             help="P(the expert reads the student right); below 1, as any real expert.",
         ),
     ] = 0.9,
@@ -210,18 +308,27 @@ def simulate(
     delta: DeltaOption = 0.05,
     alpha: AlphaOption = 0.05,
     slip: Annotated[
-        float, typer.Option("--slip", help="Share of Phase-1 errors that are slips.")
+        float,
+        typer.Option("--slip", min=0.0, max=1.0, help="Share of Phase-1 errors that are slips."),
     ] = 0.10,
     p_rule: Annotated[
-        float, typer.Option("--p-rule", help="P(a student acts on a held mal-rule).")
+        float,
+        typer.Option("--p-rule", min=0.0, max=1.0, help="P(a student acts on a held mal-rule)."),
     ] = 0.9,
     sizes: Annotated[
-        str, typer.Option("--sizes", help="Student counts for verdict rates vs sample size.")
+        str,
+        typer.Option(
+            "--sizes",
+            callback=int_list(2),
+            help="Student counts (>= 2) for verdict rates vs sample size, comma-separated.",
+        ),
     ] = "5,10,20,40,100",
     p_rules: Annotated[
         str,
         typer.Option(
-            "--p-rules", help="Other p_rule values for the sample-size-by-consistency table."
+            "--p-rules",
+            callback=float_list(0.0, 1.0),
+            help="Other p_rule values in [0, 1] for the sample-size-by-consistency table.",
         ),
     ] = "0.2,0.4,0.6",
     frequencies: Annotated[
@@ -238,28 +345,19 @@ def simulate(
     """The paper's first experiment with simulated students holding known mal-rules."""
     from ..executor import open_executor
     from ..turing.pipeline import simulate_run
-    from ..turing.simulate import DEFAULT_FREQUENCIES, SimConfig
+    from ..turing.simulate import DEFAULT_FREQUENCIES, SimConfig, read_frequencies
 
-    freqs = dict(DEFAULT_FREQUENCIES)
-    if frequencies is not None:
-        from ..io import numeric_column, read_table, require_columns, text_column
-
-        df = read_table(frequencies, text_columns=["rule"])
-        require_columns(df, ["rule", "frequency"], what="mal-rule frequencies")
-        freqs = dict(
-            zip(
-                text_column(df, "rule"),
-                numeric_column(df, "frequency", low=0, high=1),
-                strict=True,
-            )
-        )
+    freqs = dict(DEFAULT_FREQUENCIES) if frequencies is None else read_frequencies(frequencies)
     cfg = SimConfig(
         n_students=students, n_questions=questions, reps=reps, human_accuracy=human_accuracy,
         eps=eps, delta=delta, alpha=alpha, slip=slip, p_rule=p_rule, frequencies=freqs, seed=seed,
         se=se,
     )  # fmt: skip
-    path = out_dir(out, "turing simulate", overwrite)
     grid, rules = _ints(sizes, "--sizes"), _floats(p_rules, "--p-rules")
+    g, option = max((students, "--students"), *((n, "--sizes") for n in grid))
+    cells = min(reps, SIMULATE_BLOCK) * g * questions
+    check_memory(cells * MCQ_BYTES, (option, g), ("--questions", questions))
+    path = out_dir(out, "turing simulate", overwrite)
     with open_executor(cluster, scheduler) as executor:
         res = simulate_run(
             path, cfg, n_students_grid=grid, p_rules=rules, log=say, executor=executor
@@ -282,7 +380,10 @@ def generate(
         bool,
         typer.Option("--unconditioned", help="Single-phase variant: one distractor per question."),
     ] = False,
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N tuples.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, max=COUNT_MAX, help="Only the first N tuples."),
+    ] = None,
     model: ModelOption = None,
     generator_model: Annotated[
         str | None,

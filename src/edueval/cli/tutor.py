@@ -30,6 +30,7 @@ from .models import (
     open_model,
     parse_max_failures,
 )
+from .ranges import COUNT_MAX
 
 app = typer_app("AI teacher replies: import-ncte, reply, make-study.")
 
@@ -45,7 +46,9 @@ def import_ncte_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Dialogues JSONL to write.")] = Path(
         "ncte-dialogues.jsonl"
     ),
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N rows.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, max=COUNT_MAX, help="Only the first N rows.")
+    ] = None,
 ) -> None:
     """Convert the NCTE uptake CSV into dialogues JSONL (student utterance -> real teacher reply)."""
     from ..tutor import import_ncte
@@ -76,6 +79,7 @@ def reply(
         typer.Option(
             "--budget",
             min=1,
+            max=COUNT_MAX,
             help="Context budget in words (approximate tokens: ~1.3 model tokens per word).",
         ),
     ] = 200,
@@ -88,11 +92,17 @@ def reply(
             "(build on what the student said), or your own instruction text.",
         ),
     ] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1)] = 80,
+    max_tokens: Annotated[
+        int,
+        typer.Option("--max-tokens", min=1, max=1_000_000, help="Most tokens of one reply."),
+    ] = 80,
     logprobs: Annotated[
         bool, typer.Option("--logprobs/--no-logprobs", help="Ask for token log-probabilities.")
     ] = True,
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N targets.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, max=COUNT_MAX, help="Only the first N targets."),
+    ] = None,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     seed: SeedOption = 0,
@@ -142,8 +152,12 @@ def make_study_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Study folder to write.")] = Path(
         "study"
     ),
-    items_per_participant: Annotated[int, typer.Option("--items-per-participant", min=1)] = 10,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items.")] = None,
+    items_per_participant: Annotated[
+        int, typer.Option("--items-per-participant", min=1, max=COUNT_MAX)
+    ] = 10,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, max=COUNT_MAX, help="At most N items.")
+    ] = None,
     title: Annotated[str, typer.Option("--title")] = "Which reply is better?",
     keep_degenerate: Annotated[
         bool,
@@ -170,6 +184,7 @@ def make_study_cmd(
         typer.Option(
             "--min-words",
             min=1,
+            max=COUNT_MAX,
             help="Leave out real teacher replies with fewer words (after ParlAI's normalisation).",
         ),
     ] = 2,
@@ -178,6 +193,7 @@ def make_study_cmd(
         typer.Option(
             "--context-tokens",
             min=1,
+            max=COUNT_MAX,
             help="Raters see the most recent whole turns within this many tokens (the paper: 100).",
         ),
     ] = 100,

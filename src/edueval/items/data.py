@@ -17,8 +17,14 @@ options are the ``A) ...`` lines of ``q_text`` (the text before them is the stem
 written ``"D: text"`` (a bare label or the option's text also work); ``stud_perf`` is a list of
 ``{"s_id": 167, "accuracy": "correct" | "incorrect", "choice": "D: text"}`` (``accuracy`` may
 also be 1/0 or true/false).  Optional ``choices`` as above overrides the options in ``q_text``;
-with neither, the options are the answer plus every option someone chose (a distractor nobody
-chose is then unknown, which leaves DE unchanged but can hide a non-functional distractor).
+a question with neither is refused (its options are not guessed from what students chose).
+
+Identifiers (``item``, ``material``, ``student``, ``q_id``, ``learning_mat_id``, ``s_id``) are
+taken as written: an empty one, one with surrounding spaces or a control character, or a JSON
+null, true/false, list or object is refused.  Each table is declared once below
+(:data:`ITEMS_SCHEMA`, :data:`RESPONSES_SCHEMA`, :data:`QGSMS_SCHEMA`): all three are open --
+other columns are kept and ignored, but one that is a near miss of an absent column is refused --
+and keyed (one row per item; per student and item; per ``q_id``).
 
 Everything is returned as an :class:`ItemData`: ``items`` (one row per question: ``item, text,
 options, option_text, answer, material, material_text, topic``) and ``responses`` (``student,
@@ -36,19 +42,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import (
-    InputError,
-    binary_column,
-    line_of,
-    load_json,
-    read_table,
-    require_columns,
-    text_column,
-)
+from ..io import InputError, identifier_problem, line_of, load_json, read_table
+from ..tables import Col, Schema
 
 __all__ = ["ItemData", "read_items", "read_responses", "read_qgsms_questions", "load_item_data"]
 
-ITEM_KEYS = ("item", "text", "choices", "answer", "material", "topic")
+#: An items file (``items simulate`` writes its ground truth beside these columns: open).
+ITEMS_SCHEMA = Schema(
+    "items file",
+    (Col("item", "id"), Col("text", "text"), Col("choices", "raw"), Col("answer", "text"),
+     Col("material", "id"), Col("topic", "text"), Col("material_text", "raw", required=False)),
+    key=("item",),
+)  # fmt: skip
+
+#: A response file: ``student, item`` and ``choice`` or ``correct`` (or both; checked by
+#: :func:`read_responses`).  Open: exported by other tools.
+RESPONSES_SCHEMA = Schema(
+    "response file",
+    (Col("student", "id"), Col("item", "id"), Col("choice", "text", required=False),
+     Col("correct", "binary", required=False)),
+    key=("student", "item"),
+)  # fmt: skip
 
 
 @dataclass
@@ -144,16 +158,7 @@ def read_items(path: str | Path) -> pd.DataFrame:
     """Read and validate an items file (see the module docstring)."""
     df = read_table(path, text_columns=["item", "material", "topic", "answer"])
     file = str(path)
-    require_columns(df, ITEM_KEYS, what="an items file needs item, text, choices, answer, "
-                    "material, topic")  # fmt: skip
-    for col in ("item", "text", "material", "topic", "answer"):
-        text_column(df, col, identifier=col in ("item", "material"))
-    dup = df.duplicated("item").to_numpy()
-    if dup.any():
-        pos = int(np.flatnonzero(dup)[0])
-        raise InputError(
-            f"item {df['item'].iloc[pos]!r} appears twice", file=file, line=line_of(df, pos)
-        )
+    ITEMS_SCHEMA.validate(df)
     rows = []
     has_mt = "material_text" in df.columns
     for pos, rec in enumerate(df.to_dict("records")):
@@ -189,14 +194,15 @@ def read_responses(path: str | Path, items: pd.DataFrame) -> pd.DataFrame:
     """Read responses and check them against ``items`` (see the module docstring)."""
     df = read_table(path, text_columns=["student", "item", "choice"])
     file = str(path)
-    require_columns(df, ["student", "item"])
+    RESPONSES_SCHEMA.check_header(df)
     if "choice" not in df.columns and "correct" not in df.columns:
         raise InputError(
             "expected a 'choice' or a 'correct' column; the file has: " + ", ".join(df.columns),
             file=file,
         )
-    student = text_column(df, "student", identifier=True)
-    item = text_column(df, "item", identifier=True)
+    checked = RESPONSES_SCHEMA.validate(df)
+    student = checked["student"].to_numpy()
+    item = checked["item"].to_numpy()
     by_id = items.set_index("item")
     unknown = ~pd.Series(item).isin(by_id.index).to_numpy()
     if unknown.any():
@@ -207,17 +213,8 @@ def read_responses(path: str | Path, items: pd.DataFrame) -> pd.DataFrame:
             line=line_of(df, pos),
             column="item",
         )
-    dup = pd.DataFrame({"s": student, "i": item}).duplicated().to_numpy()
-    if dup.any():
-        pos = int(np.flatnonzero(dup)[0])
-        raise InputError(
-            f"student {student[pos]!r} answered item {item[pos]!r} twice",
-            file=file,
-            line=line_of(df, pos),
-        )
     choice = np.full(len(df), None, dtype=object)
     if "choice" in df.columns:
-        text_column(df, "choice")
         # resolve each distinct (item, choice) once: a class answers few distinct options
         ic, iu = pd.factorize(np.asarray(item, dtype=object))
         cc, cu = pd.factorize(df["choice"].to_numpy(dtype=object), use_na_sentinel=False)
@@ -242,7 +239,7 @@ def read_responses(path: str | Path, items: pd.DataFrame) -> pd.DataFrame:
         answer = by_id.loc[item, "answer"].to_numpy()
         correct = (choice == answer).astype(np.int8)
         if "correct" in df.columns:
-            given = binary_column(df, "correct")
+            given = checked["correct"].to_numpy()
             bad = given != correct
             if bad.any():
                 pos = int(np.flatnonzero(bad)[0])
@@ -254,7 +251,7 @@ def read_responses(path: str | Path, items: pd.DataFrame) -> pd.DataFrame:
                     column="correct",
                 )
     else:
-        correct = binary_column(df, "correct")
+        correct = checked["correct"].to_numpy()
     return pd.DataFrame(
         {"student": student, "item": item, "choice": choice, "correct": correct.astype(int)}
     )
@@ -280,7 +277,15 @@ def load_item_data(responses_path: str | Path, items_path: str | Path) -> ItemDa
     return ItemData(items, responses)
 
 
-_QG_KEYS = ("q_id", "learning_mat_id", "q_text", "answer", "learning_mat", "topic", "stud_perf")
+#: The QG-SMS question format (the release's JSON list or JSONL).  Open: other keys are kept and
+#: ignored; ``topic`` and ``learning_mat`` are read as written (the release leaves some empty).
+QGSMS_SCHEMA = Schema(
+    "QG-SMS question file",
+    (Col("q_id", "id"), Col("learning_mat_id", "id"), Col("q_text", "text"),
+     Col("answer", "text"), Col("learning_mat", "raw"), Col("topic", "raw"),
+     Col("stud_perf", "raw"), Col("choices", "raw", required=False)),
+    key=("q_id",),
+)  # fmt: skip
 
 
 def read_qgsms_questions(path: str | Path) -> ItemData:
@@ -288,16 +293,12 @@ def read_qgsms_questions(path: str | Path) -> ItemData:
     path = Path(path)
     df = read_table(path, text_columns=["q_id", "learning_mat_id", "answer", "topic"])
     file = str(path)
-    require_columns(df, _QG_KEYS, what="the QG-SMS question format")
+    QGSMS_SCHEMA.validate(df)
     items, responses = [], []
-    seen: set[str] = set()
     for pos, rec in enumerate(df.to_dict("records")):
         line = line_of(df, pos)
         where = f"question {pos + 1}" if line is None else None
         qid = str(rec["q_id"])
-        if qid in seen:
-            raise InputError(f"q_id {qid!r} appears twice", file=file, line=line)
-        seen.add(qid)
         perf = rec["stud_perf"]
         if not isinstance(perf, list) or not perf:
             raise InputError(
@@ -308,19 +309,7 @@ def read_qgsms_questions(path: str | Path) -> ItemData:
                 column="stud_perf",
             )
         answer_text = str(rec["answer"]).strip()
-        raw_choices = rec.get("choices")
-        stem, in_text = str(rec["q_text"]), _options_in_text(str(rec["q_text"]))
-        if raw_choices is not None and not (isinstance(raw_choices, float)):
-            options = _parse_choices(raw_choices, file=file, line=line)
-        elif in_text is not None:
-            stem, options = in_text
-        else:
-            texts = [answer_text]
-            for p in perf:
-                c = p.get("choice") if isinstance(p, dict) else None
-                if c is not None and str(c).strip() and str(c).strip() not in texts:
-                    texts.append(str(c).strip())
-            options = dict(zip(_labels(len(texts)), texts, strict=False))
+        stem, options = _qg_options(rec, qid, file, line)
         answer = _resolve_option(answer_text, options)
         if answer is None:
             raise InputError(
@@ -329,54 +318,7 @@ def read_qgsms_questions(path: str | Path) -> ItemData:
                 line=line,
                 column="answer",
             )
-        students: set[str] = set()
-        for p in perf:
-            if not isinstance(p, dict) or "s_id" not in p or "accuracy" not in p:
-                raise InputError(
-                    f"question {qid!r}: each stud_perf entry needs s_id and accuracy",
-                    file=file,
-                    line=line,
-                    column="stud_perf",
-                )
-            sid = str(p["s_id"])
-            if sid in students:
-                raise InputError(
-                    f"question {qid!r}: student {sid!r} appears twice", file=file, line=line
-                )
-            students.add(sid)
-            acc = p["accuracy"]
-            correct = _accuracy(acc)
-            if correct is None:
-                raise InputError(
-                    f"question {qid!r}, student {sid!r}: accuracy must be correct/incorrect or "
-                    f"1/0, got {acc!r}",
-                    file=file,
-                    line=line,
-                    column="stud_perf",
-                )
-            choice = p.get("choice")
-            label = None
-            if choice is not None and str(choice).strip():
-                label = _resolve_option(choice, options)
-                if label is None:
-                    raise InputError(
-                        f"question {qid!r}, student {sid!r}: choice {choice!r} is not among "
-                        "the options",
-                        file=file,
-                        line=line,
-                        column="stud_perf",
-                    )
-                if int(label == answer) != correct:
-                    raise InputError(
-                        f"question {qid!r}, student {sid!r}: accuracy {correct} disagrees with "
-                        f"choice {choice!r}",
-                        file=file,
-                        line=line,
-                        column="stud_perf",
-                    )
-            if label is None and correct:
-                label = answer  # a correct answer's choice is the key
-            responses.append({"student": sid, "item": qid, "choice": label, "correct": correct})
+        responses += _qg_responses(perf, qid, options, answer, file, line)
         items.append(
             {
                 "item": qid,
@@ -393,3 +335,93 @@ def read_qgsms_questions(path: str | Path) -> ItemData:
     if resp["choice"].isna().any():  # a wrong answer without its choice: distractors unknown
         resp["choice"] = None
     return ItemData(pd.DataFrame(items), resp)
+
+
+def _qg_options(rec: dict, qid: str, file: str, line: int | None) -> tuple[str, dict[str, str]]:
+    """The stem and options of a QG-SMS question: ``choices`` when given, else the ``A) ...``
+    lines of ``q_text``; a question with neither is refused (never guessed from the answers)."""
+    raw_choices = rec.get("choices")
+    stem, in_text = str(rec["q_text"]), _options_in_text(str(rec["q_text"]))
+    if raw_choices is not None and not isinstance(raw_choices, float):
+        return stem, _parse_choices(raw_choices, file=file, line=line)
+    if in_text is None:
+        raise InputError(
+            f"question {qid!r} has no options: expected at least two 'A) ...' lines in q_text "
+            "or a 'choices' list (options are not guessed from what students chose)",
+            file=file,
+            line=line,
+            column="q_text",
+        )
+    return in_text
+
+
+def _qg_student(value: object, qid: str, file: str, line: int | None) -> str:
+    """An ``s_id`` as written (a number or text), or an :class:`InputError`."""
+    problem = "null" if value is None else identifier_problem(value)
+    if problem is None and not str(value).strip():
+        problem = "an empty id"
+    if problem:
+        raise InputError(
+            f"question {qid!r}: s_id {value!r} is not a student id ({problem}); ids are taken "
+            "as written",
+            file=file,
+            line=line,
+            column="stud_perf",
+        )
+    return str(value)
+
+
+def _qg_responses(
+    perf: list, qid: str, options: dict[str, str], answer: str, file: str, line: int | None
+) -> list[dict]:
+    """The responses in one question's ``stud_perf``."""
+    rows = []
+    students: set[str] = set()
+    for p in perf:
+        if not isinstance(p, dict) or "s_id" not in p or "accuracy" not in p:
+            raise InputError(
+                f"question {qid!r}: each stud_perf entry needs s_id and accuracy",
+                file=file,
+                line=line,
+                column="stud_perf",
+            )
+        sid = _qg_student(p["s_id"], qid, file, line)
+        if sid in students:
+            raise InputError(
+                f"question {qid!r}: student {sid!r} appears twice", file=file, line=line
+            )
+        students.add(sid)
+        acc = p["accuracy"]
+        correct = _accuracy(acc)
+        if correct is None:
+            raise InputError(
+                f"question {qid!r}, student {sid!r}: accuracy must be correct/incorrect or "
+                f"1/0, got {acc!r}",
+                file=file,
+                line=line,
+                column="stud_perf",
+            )
+        choice = p.get("choice")
+        label = None
+        if choice is not None and str(choice).strip():
+            label = _resolve_option(choice, options)
+            if label is None:
+                raise InputError(
+                    f"question {qid!r}, student {sid!r}: choice {choice!r} is not among "
+                    "the options",
+                    file=file,
+                    line=line,
+                    column="stud_perf",
+                )
+            if int(label == answer) != correct:
+                raise InputError(
+                    f"question {qid!r}, student {sid!r}: accuracy {correct} disagrees with "
+                    f"choice {choice!r}",
+                    file=file,
+                    line=line,
+                    column="stud_perf",
+                )
+        if label is None and correct:
+            label = answer  # a correct answer's choice is the key
+        rows.append({"student": sid, "item": qid, "choice": label, "correct": correct})
+    return rows

@@ -22,12 +22,14 @@ from ..io import (
     InputError,
     JSONText,
     binary_column,
+    identifier_problem,
     line_of,
     order_column,
     read_table,
     require_columns,
     unclean_identifiers,
 )
+from ..tables import Col, Schema
 from . import _kernels as K
 
 __all__ = [
@@ -41,6 +43,27 @@ __all__ = [
 ]
 
 _PYBKT_NAMES = {"student": "user_id", "skill": "skill_name", "order": "order_id"}
+
+#: A response file: an open table (logs exported by tutors carry dozens of other columns, kept
+#: and ignored), read under the names ``--col-*`` give (:meth:`Columns.schema`).  Its header is
+#: checked by :meth:`Schema.check_header` (a column named twice, a required column missing, an
+#: unknown column that is a near miss of an absent one: ``ordr`` beside no ``order``); its
+#: columns are converted by :func:`pack` as the kinds say -- ids on the values as read
+#: (:func:`_identifiers`, the ``id`` kind's rules on each distinct value once), ``correct`` and
+#: ``known`` by :func:`binary_column`, ``order`` by :func:`order_column` -- and two rows of one
+#: student x skill with the same order are refused there.  ``p_correct`` and ``p_known`` (what
+#: ``kt predict`` writes, what ``kt evaluate`` reads) are known names, never near misses.
+RESPONSE_SCHEMA = Schema(
+    "response file",
+    (
+        Col("student", "id"),
+        Col("skill", "id"),
+        Col("correct", "binary"),
+        Col("order", "order", required=False),
+        Col("known", "binary", required=False),
+    ),
+    ignored=("p_correct", "p_known"),
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +85,12 @@ class Columns:
             if name == getattr(defaults, attr) and name not in df.columns and alt in df.columns:
                 changes[attr] = alt
         return replace(self, **changes) if changes else self
+
+    def schema(self) -> Schema:
+        """:data:`RESPONSE_SCHEMA` read under these column names."""
+        return RESPONSE_SCHEMA.renamed(student=self.student, skill=self.skill,
+                                       correct=self.correct, order=self.order,
+                                       known=self.known)  # fmt: skip
 
 
 @dataclass
@@ -104,6 +133,9 @@ class Sequences:
         return out
 
 
+_AS_WRITTEN = ("surrounding spaces", "a control character")
+
+
 def _identifiers(df: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Codes (numbered in order of first appearance) and names (as text) of an identifier column.
 
@@ -134,9 +166,14 @@ def _identifiers(df: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
     unclean = np.flatnonzero(unclean_identifiers(uniques))
     if len(unclean):
         pos = int(np.flatnonzero(np.isin(codes, unclean))[0])
+        value = uniques[codes[pos]]
+        expected = (
+            "an identifier (text or a number)"
+            if isinstance(value, JSONText) or identifier_problem(value) not in _AS_WRITTEN
+            else "an identifier without surrounding spaces or control characters"
+        )
         raise InputError(
-            f"expected an identifier without surrounding spaces or control characters, got "
-            f"{_shown(uniques[codes[pos]])} (it would count as another {name})",
+            f"expected {expected}, got {_shown(value)} (it would count as another {name})",
             file=df.attrs.get("file"),
             line=line_of(df, pos),
             column=name,
@@ -152,7 +189,9 @@ def _sorted_codes(codes: np.ndarray, names: np.ndarray) -> tuple[np.ndarray, np.
 
 def _shown(value: object) -> str:
     """An identifier as the user wrote it (JSON lists/objects as their JSON text)."""
-    return f"the JSON value {value}" if isinstance(value, JSONText) else repr(str(value))
+    if isinstance(value, JSONText):
+        return f"the JSON {value.json_kind} {value}"
+    return repr(str(value))
 
 
 def _number(value: np.integer | np.floating) -> str:
@@ -330,6 +369,7 @@ def read_responses(
     ids = {cols.student, cols.skill, *(_PYBKT_NAMES[k] for k in ("student", "skill"))}
     df = read_table(path, text_columns=ids, encoding=encoding)
     cols = cols.resolve(df)
+    cols.schema().check_header(df)
     rows = rows or RowFilter()
     df, dropped = rows.apply(df, cols)
     if not rows.skip_no_skill and cols.skill in df.columns:

@@ -24,17 +24,18 @@ import pandas as pd
 
 from ..io import (
     InputError,
+    identifier_problem,
     line_of,
     load_yaml,
     read_table,
     read_text,
-    require_columns,
-    text_column,
 )
 from ..seeding import rng
+from ..tables import Col, Schema
 
 __all__ = [
     "COLUMNS",
+    "COMPARISONS_SCHEMA",
     "OUTCOMES",
     "TIE_MODES",
     "exclude_raters",
@@ -49,12 +50,21 @@ OUTCOMES = ("first", "second", "tie")
 TIE_MODES = ("random", "drop", "half")
 _TEXT = ("item", "attribute", "rater", "first", "second")
 
+#: A comparisons table: an open table (other columns -- task, timings -- are kept and ignored);
+#: the five identifiers are taken as written (a surrounding space, a control character, a JSON
+#: null, list or object is refused, never stripped or turned into text); ``outcome`` is checked
+#: against :data:`OUTCOMES` (any case) by :func:`validate_comparisons`.  No key: a rater may
+#: judge the same pair twice.
+COMPARISONS_SCHEMA = Schema(
+    "comparisons table", (*(Col(c, "id") for c in _TEXT), Col("outcome", "raw"))
+)
+
 
 def read_comparisons(path: str | Path) -> pd.DataFrame:
     """Read and validate a comparisons file (CSV, TSV, JSONL or JSON).
 
     Raises :class:`~edueval.io.InputError` naming file, line and column for: a missing column, an
-    empty identifier, an ``outcome`` other than first/second/tie, or a row whose ``first`` and
+    identifier that is empty or not as written (see :data:`COMPARISONS_SCHEMA`), an ``outcome`` other than first/second/tie, or a row whose ``first`` and
     ``second`` are the same agent (a reply cannot be compared with itself).
     """
     df = read_table(path, text_columns=_TEXT)
@@ -67,11 +77,10 @@ def validate_comparisons(df: pd.DataFrame) -> pd.DataFrame:
     :func:`edueval.io.read_table`."""
     if len(df) == 0:
         raise InputError("no comparisons", file=df.attrs.get("file"))
-    require_columns(df, COLUMNS, what="a comparisons table")
+    checked = COMPARISONS_SCHEMA.validate(df)
     out = df.copy()
     for col in _TEXT:
-        out[col] = text_column(df, col)
-        out[col] = out[col].str.strip()
+        out[col] = checked[col].to_numpy()
     outcome = df["outcome"].astype("string").str.strip().str.lower()
     bad = ~outcome.isin(OUTCOMES).fillna(False).to_numpy()
     if bad.any():
@@ -140,39 +149,60 @@ def resolve_ties(
 def read_rater_ids(path: str | Path) -> list[str]:
     """Rater ids from a file: YAML (a list, or a mapping whose keys are the ids, like the authors'
     ``outliers.yaml``) when the name ends in .yaml/.yml, otherwise one id per line (blank lines and
-    ``#`` comments skipped)."""
+    ``#`` comments skipped).  Ids are taken as written: one with surrounding spaces or a control
+    character, or a YAML null, true/false or collection, is refused (naming the line where known),
+    never stripped into another rater's id."""
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", file=path)
     if path.is_dir():
         raise InputError("expected a file, found a directory", file=path)
     text = read_text(path)
+    ids = None
     if path.suffix.lower() in {".yaml", ".yml"}:
         obj = load_yaml(text, file=path)  # one line naming the line; nesting bounded
         if isinstance(obj, dict):
-            ids = [str(k) for k in obj]
+            ids = [_rater_id(k, path) for k in obj]
         elif isinstance(obj, list) and all(isinstance(v, str | int) for v in obj):
-            ids = [str(v) for v in obj]
+            ids = [_rater_id(v, path) for v in obj]
         elif obj is None:
             ids = []
-        elif isinstance(obj, str | int):  # plain ids one per line, in a file named .yaml
-            ids = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
-        else:
+        elif not isinstance(obj, str | int):  # a str/int: plain ids one per line, named .yaml
             raise InputError(
                 "expected a YAML list of rater ids or a mapping whose keys are rater ids", file=path
             )
-    else:
-        ids = []
-        for raw in text.splitlines():
-            line = raw.split("#", 1)[0].strip()
-            if line:
-                ids.append(line)
-    ids = [i.strip() for i in ids if i.strip()]
+    if ids is None:
+        ids = _rater_lines(text, path)
     if not ids:
         raise InputError(
             "names no rater; expected one rater id per line (or a YAML list)", file=path
         )
     return list(dict.fromkeys(ids))
+
+
+def _rater_id(value: object, path: Path, line: int | None = None) -> str:
+    """A rater id as written, or an :class:`InputError` saying why it cannot be one."""
+    if value is None or isinstance(value, bool) or not isinstance(value, str | int | float):
+        shown = "null" if value is None else repr(value)
+        raise InputError(f"expected a rater id (text or a number), got {shown}", file=path,
+                         line=line)  # fmt: skip
+    problem = identifier_problem(value) or (None if str(value) else "an empty id")
+    if problem:
+        raise InputError(f"rater id {str(value)!r} has {problem}; ids are taken as written",
+                         file=path, line=line)  # fmt: skip
+    return str(value)
+
+
+def _rater_lines(text: str, path: Path) -> list[str]:
+    """One id per line; a ``#`` comment (and the blanks before it) and blank lines skipped."""
+    ids = []
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if "#" in line:
+            line = line.split("#", 1)[0].rstrip(" \t")
+        if line.strip(" \t"):
+            ids.append(_rater_id(line, path, number))
+    return ids
 
 
 def exclude_raters(

@@ -15,7 +15,7 @@ Per attribute, from the per-(item, agent) posterior means of alpha:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from pathlib import Path
 
@@ -23,11 +23,33 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..io import InputError, numeric_column, read_table, require_columns, text_column
+from ..io import InputError, read_table
+from ..tables import Col, Schema
 
 __all__ = ["SummaryResults", "read_abilities", "read_scores", "summarize"]
 
 ABILITY_COLUMNS = ("item", "attribute", "agent", "alpha_mean", "alpha_hdi_low", "alpha_hdi_high")
+
+#: ``abilities.csv`` of ``pairwise fit``: open (the fit writes ranks, probabilities and
+#: diagnostics beside these, kept and ignored); one row per item, attribute and agent -- a
+#: repeated row would be counted twice in the ANOVA, so it is refused.
+ABILITIES_SCHEMA = Schema(
+    "abilities table of 'pairwise fit'",
+    (
+        *(Col(c, "id") for c in ABILITY_COLUMNS[:3]),
+        *(Col(c, "number") for c in ABILITY_COLUMNS[3:]),
+    ),
+    key=("item", "attribute", "agent"),
+)
+
+#: An external per-reply score file: ``item, agent``, the score column (``--score-column``) and
+#: optionally ``attribute``; one score per item and agent (and attribute, when given).  Open.
+SCORES_SCHEMA = Schema(
+    "per-reply score file",
+    (Col("item", "id"), Col("agent", "id"), Col("attribute", "id", required=False),
+     Col("score", "number")),
+    key=("item", "agent"),
+)  # fmt: skip
 
 
 def read_abilities(path: str | Path) -> pd.DataFrame:
@@ -41,11 +63,9 @@ def read_abilities(path: str | Path) -> pd.DataFrame:
                 file=path.parent,
             )
     df = read_table(path, text_columns=("item", "attribute", "agent"))
-    require_columns(df, ABILITY_COLUMNS, what="the abilities table of 'pairwise fit'")
-    for c in ("item", "attribute", "agent"):
-        text_column(df, c)
+    checked = ABILITIES_SCHEMA.validate(df)
     for c in ABILITY_COLUMNS[3:]:
-        df[c] = numeric_column(df, c)
+        df[c] = checked[c].to_numpy()
     return df
 
 
@@ -53,19 +73,10 @@ def read_scores(path: str | Path, column: str) -> pd.DataFrame:
     """Read an external per-reply score file: ``item, agent, <column>`` (and optionally
     ``attribute``, to give a different score per attribute)."""
     df = read_table(path, text_columns=("item", "agent", "attribute"))
-    require_columns(df, ["item", "agent", column], what="per-reply scores")
-    text_column(df, "item")
-    text_column(df, "agent")
-    df[column] = numeric_column(df, column)
-    keys = ["item", "agent"] + (["attribute"] if "attribute" in df.columns else [])
-    dup = df.duplicated(keys).to_numpy()
-    if dup.any():
-        pos = int(np.flatnonzero(dup)[0])
-        raise InputError(
-            f"duplicate score for ({', '.join(str(df[k].iloc[pos]) for k in keys)})",
-            file=str(path),
-            line=int(df.index[pos]) if df.attrs.get("index_is_line") else None,
-        )
+    schema = SCORES_SCHEMA.renamed(score=column)
+    if "attribute" in df.columns:
+        schema = replace(schema, key=(*schema.key, "attribute"))
+    df[column] = schema.validate(df)["score"].to_numpy()
     return df
 
 

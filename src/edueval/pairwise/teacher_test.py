@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import InputError, jsonl_lines, load_json, read_text
+from ..io import InputError, identifier_problem, jsonl_lines, load_json, read_text
 
 __all__ = [
     "AGENT_LABELS",
@@ -147,8 +147,17 @@ def _item_id(obj: dict, path: Path, lineno: int) -> str:
         raise InputError(
             "expected 'line_idx' to be a non-empty list of integers", file=path, line=lineno
         )
+    _as_written(name, "'filename'", path, lineno)
     stem = name.rsplit(".", 1)[0]
     return f"{stem}:{idx[0]}-{idx[-1]}" if len(idx) > 1 else f"{stem}:{idx[0]}"
+
+
+def _as_written(value: str, what: str, path: Path, lineno: int) -> None:
+    """Refuse an id that would not stay itself (surrounding spaces, a control character)."""
+    problem = identifier_problem(value)
+    if problem:
+        raise InputError(f"{what} {value!r} has {problem}; ids are taken as written", file=path,
+                         line=lineno)  # fmt: skip
 
 
 def import_teacher_test(path: str | Path) -> pd.DataFrame:
@@ -189,6 +198,7 @@ def import_teacher_test(path: str | Path) -> pd.DataFrame:
             )
         timing = comp.get("timing") if isinstance(comp.get("timing"), dict) else {}
         for attribute, judgements in attrs.items():
+            _as_written(attribute, "attribute", path, lineno)
             if not isinstance(judgements, dict):
                 raise InputError(
                     f"attribute {attribute!r}: expected a mapping rater -> [first, second, outcome]",
@@ -207,6 +217,9 @@ def import_teacher_test(path: str | Path) -> pd.DataFrame:
                         file=path,
                         line=lineno,
                     )
+                _as_written(rater, "rater", path, lineno)
+                for agent in triple[:2]:
+                    _as_written(agent, "agent", path, lineno)
                 outcome = triple[2]
                 if not (outcome is None or isinstance(outcome, bool)):
                     raise InputError(

@@ -23,13 +23,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, line_of, read_table, require_columns, text_column
+from ..io import InputError, line_of, read_table
 from ..items.data import read_items
 from ..items.pairs import DEFAULT_ALPHA, DIMENSIONS
 from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
 from ..report import Report
 from ..report.figures import plt
 from ..runs import RunDir
+from ..tables import Col, Schema
 from .engine import StepFailed, drive
 from .methods import (
     METHODS,
@@ -49,28 +50,67 @@ from .prompts import PERSONAS
 from .ranking import anova, bt_abilities, rank_correlations, ranking_scores, true_measures
 from .scoring import accuracy_table, alpha_curve, binomial_tests, pair_table
 
-__all__ = ["read_pairs", "run_qgsms", "score_run", "score_judgements"]
+__all__ = ["JUDGEMENTS_SCHEMA", "PAIRS_SCHEMA", "read_pairs", "run_qgsms", "score_run",
+           "score_judgements"]  # fmt: skip
+
+_PAIR_NUMBERS = ("measure_q1", "measure_q2", "diff", "alpha")
+
+#: A pairs file, as ``items pairs`` writes it: closed (a misspelt ``measure_q1`` is refused, not
+#: read as "no measure"); one row per ``pair_id``; ``better`` or ``label`` says which question
+#: is better; the numbers may be empty but never text.
+PAIRS_SCHEMA = Schema(
+    "pairs file",
+    (Col("pair_id", "id"), Col("dimension", "text"), Col("material", "raw", required=False),
+     Col("q1", "id"), Col("q2", "id"), Col("label", "raw", required=False),
+     Col("better", "raw", required=False), Col("target_topic", "raw", required=False),
+     *(Col(c, "raw", required=False) for c in _PAIR_NUMBERS)),
+    key=("pair_id",),
+    closed=True,
+)  # fmt: skip
+
+#: ``judgements.csv`` of ``qgsms run``, read back by ``qgsms score``: open (``sim_*`` columns
+#: vary with the method); one row per method, pair and order; ``correct`` 0/1 and, like
+#: ``chosen``, consistent with ``verdict``, ``a``, ``b`` and ``better`` (checked by
+#: :func:`_check_judgements`).
+JUDGEMENTS_SCHEMA = Schema(
+    "judgements file",
+    (Col("method", "id"), Col("pair_id", "id"), Col("dimension", "text"),
+     Col("order", "integer", low=1, high=2), Col("a", "id"), Col("b", "id"), Col("better", "id"),
+     Col("verdict", "raw"), Col("chosen", "raw"), Col("correct", "binary"),
+     Col("status", "text"), Col("diff", "raw")),
+    key=("method", "pair_id", "order"),
+)  # fmt: skip
+
+
+def _optional_numbers(df: pd.DataFrame, columns: tuple[str, ...]) -> None:
+    """Refuse a cell of ``columns`` that is neither empty nor a finite number."""
+    for c in columns:
+        if c not in df.columns:
+            continue
+        values = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(values) & df[c].notna().to_numpy()
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            raise InputError(f"expected a number or an empty cell, got {df[c].iloc[pos]!r}",
+                             file=df.attrs.get("file"), line=line_of(df, pos),
+                             column=c)  # fmt: skip
 
 
 def read_pairs(path: Path, items: pd.DataFrame) -> pd.DataFrame:
     """Read and check a pairs file against the items (same material, known questions, labels)."""
     df = read_table(path, text_columns=["pair_id", "q1", "q2", "better", "target_topic"])
     file = str(path)
-    require_columns(df, ["pair_id", "dimension", "q1", "q2"])
+    PAIRS_SCHEMA.check_header(df)
     if "better" not in df.columns and "label" not in df.columns:
         raise InputError("expected a 'better' or a 'label' column (which question is better)",
                          file=file)  # fmt: skip
-    for c in ("pair_id", "dimension", "q1", "q2"):
-        text_column(df, c)
+    PAIRS_SCHEMA.validate(df)
+    _optional_numbers(df, _PAIR_NUMBERS)
     by_id = items.set_index("item")
     rows = []
-    seen = set()
     for pos, r in enumerate(df.to_dict("records")):
         line = line_of(df, pos)
         pid, d = str(r["pair_id"]), str(r["dimension"]).strip().upper()
-        if pid in seen:
-            raise InputError(f"pair_id {pid!r} appears twice", file=file, line=line)
-        seen.add(pid)
         if d not in DIMENSIONS:
             raise InputError(f"dimension must be TC, DF, DC or DE, got {r['dimension']!r}",
                              file=file, line=line, column="dimension")  # fmt: skip
@@ -555,15 +595,42 @@ def _results(s: dict, cost: pd.DataFrame | None) -> dict:
     return out
 
 
+def _check_judgements(df: pd.DataFrame, checked: pd.DataFrame) -> None:
+    """Refuse a judgement whose ``chosen`` or ``correct`` is not what its ``verdict`` says:
+    ``chosen`` is ``a`` for verdict a, ``b`` for verdict b and empty otherwise, and ``correct``
+    is 1 exactly when ``chosen`` is the better question (``qgsms score`` counts ``correct``)."""
+    verdict = checked["verdict"].astype(object).where(checked["verdict"].notna(), "")
+    chosen = checked["chosen"].astype(object).where(checked["chosen"].notna(), "")
+    verdict, chosen = verdict.astype(str).to_numpy(), chosen.astype(str).to_numpy()
+    a, b, better = (checked[c].to_numpy() for c in ("a", "b", "better"))
+    problems = [
+        ("verdict", ~np.isin(verdict, ["a", "b", ""]), lambda k: "expected a, b or an empty "
+         f"cell, got {verdict[k]!r}"),
+        ("chosen", chosen != np.where(verdict == "a", a, np.where(verdict == "b", b, "")),
+         lambda k: f"chosen {chosen[k]!r} contradicts verdict {verdict[k]!r} (a = {a[k]!r}, "
+         f"b = {b[k]!r})"),
+        ("correct", checked["correct"].to_numpy() != ((chosen != "") & (chosen == better)),
+         lambda k: f"correct={int(checked['correct'].iloc[k])} contradicts chosen {chosen[k]!r} "
+         f"and better {better[k]!r}"),
+    ]  # fmt: skip
+    for column, bad, message in problems:
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise InputError(message(k) + (f" ({int(bad.sum())} such rows in all)"
+                                           if bad.sum() > 1 else ""),
+                             file=df.attrs.get("file"), line=line_of(df, k),
+                             column=column)  # fmt: skip
+
+
 def score_run(
     out: Path, judgement_paths: list[Path], *, bradley_terry: bool = True, seed: int = 0
 ) -> dict:
     """Recompute every score from one or more ``judgements.csv`` (e.g. one run per method)."""
     frames = []
     for p in judgement_paths:
-        df = read_table(p, text_columns=["pair_id", "a", "b", "better", "chosen", "verdict"])
-        require_columns(df, ["method", "pair_id", "dimension", "order", "correct", "status",
-                             "diff"])  # fmt: skip
+        df = read_table(p, text_columns=["method", "pair_id", "a", "b", "better", "chosen",
+                                         "verdict"])  # fmt: skip
+        _check_judgements(df, JUDGEMENTS_SCHEMA.validate(df))
         frames.append(df)
     j = pd.concat(frames, ignore_index=True)
     for col in ("step", "error"):

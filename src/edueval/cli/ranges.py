@@ -1,0 +1,111 @@
+"""Ranges of the command-line options, and a memory check before a large allocation.
+
+Every numeric option declares both bounds (``typer.Option(min=..., max=...)``; the contract test
+``tests/contract/test_option_ranges.py`` walks the whole command tree and fails on one without),
+so that a value out of range is Click's usage error: exit 2 and one line naming the option.
+
+* seeds: ``0 .. SEED_MAX`` (numpy's ``SeedSequence`` takes no negative seed);
+* probabilities and shares: ``[0, 1]``; an open end (a margin > 0) is refined by the command's
+  own one-line check;
+* counts: ``1 .. COUNT_MAX`` (or ``0`` where zero means "none" or "off").  ``COUNT_MAX`` is
+  numpy's largest index (int64), not a smaller guess: a count that drives an allocation is
+  refused by :func:`check_memory` before any work starts when it cannot fit in this machine's
+  memory, and a count that drives time only (iterations, model calls) is the user's to spend;
+* ``--limit``: ``1 .. COUNT_MAX`` (a limit beyond the data means all of it).
+
+List-valued options written as comma-separated text (``--sizes 5,10``) check each element in a
+callback from :func:`int_list` or :func:`float_list`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+#: Largest seed: numpy's seeds are non-negative; 63 bits keep them a signed 64-bit integer.
+SEED_MAX = 2**63 - 1
+#: Largest count: numpy's largest array index (int64).  See the module docstring.
+COUNT_MAX = 2**63 - 1
+#: Largest seconds for one model call attempt (a day).
+TIMEOUT_MAX = 86_400.0
+#: Most model calls in flight at once per server.
+CONNECTIONS_MAX = 4096
+
+
+def _element_check(
+    text: str,
+    convert: Callable[[str], float],
+    low: float,
+    high: float,
+    high_open: bool,
+    what: str,
+) -> str:
+    for part in str(text).split(","):
+        if not part.strip():
+            continue
+        try:
+            value = convert(part.strip())
+        except ValueError:
+            raise typer.BadParameter(f"{part.strip()!r} is not {what}") from None
+        above = value >= high if high_open else value > high
+        if not (value >= low and not above):  # also refuses nan
+            if high == COUNT_MAX:
+                raise typer.BadParameter(f"{part.strip()} is not at least {low}")
+            end = ")" if high_open else "]"
+            raise typer.BadParameter(f"{part.strip()} is not in [{low:g}, {high:g}{end}")
+    return text
+
+
+def int_list(low: int, high: int = COUNT_MAX) -> Callable[[Any], Any]:
+    """Callback for a comma-separated list of integers, each in ``[low, high]``."""
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        return _element_check(value, int, low, high, False, "an integer")
+
+    return check
+
+
+def float_list(low: float, high: float, *, high_open: bool = False) -> Callable[[Any], Any]:
+    """Callback for a comma-separated list of numbers, each in ``[low, high]`` (or
+    ``[low, high)`` with ``high_open``)."""
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        return _element_check(value, float, low, high, high_open, "a number")
+
+    return check
+
+
+def memory_bytes() -> int | None:
+    """Physical memory of this machine in bytes, or None where the system does not say."""
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * size if pages > 0 and size > 0 else None
+
+
+def _gb(nbytes: float) -> str:
+    gb = nbytes / 1e9
+    return f"{gb:,.0f}" if gb >= 10 else f"{gb:.2g}"
+
+
+def check_memory(nbytes: float, *drivers: tuple[str, int]) -> None:
+    """Refuse (one line, exit 2) work whose estimated memory ``nbytes`` exceeds this machine's
+    physical memory, before anything is allocated.  ``drivers`` are the (option, value) pairs the
+    estimate multiplies; the message names the largest."""
+    from ..io import InputError
+
+    total = memory_bytes()
+    if total is None or nbytes <= total:
+        return
+    option, value = max(drivers, key=lambda d: d[1])
+    raise InputError(
+        f"{option} {value} needs about {_gb(nbytes)} GB of memory; this machine has {_gb(total)} GB"
+    )
