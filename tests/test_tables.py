@@ -142,3 +142,18 @@ def test_json_duplicate_keys_are_refused_in_json_documents(tmp_path):
 
     with pytest.raises(InputError, match="names the key 'a' twice"):
         load_json(json.dumps({"b": 1})[:-1] + ', "a": 1, "a": 2}')
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [("a,b,c\n1,2,3\n4,5\n", 3), ('a,b,c\n1,"x\ny",3\n4,5\n', 4), ("a,b,c\n1,2,3\n\n4,5,6\n7\n", 5)],
+)
+def test_a_row_with_fewer_fields_than_the_header_is_refused(tmp_path, text, line):
+    with pytest.raises(InputError, match="has 2 fields but the header has 3|has 1 field ") as exc:
+        read_table(_write(tmp_path, "t.csv", text))
+    assert exc.value.line == line
+
+
+def test_blank_lines_do_not_turn_integer_columns_into_floats(tmp_path):
+    df = read_table(_write(tmp_path, "t.csv", "a,b\n1,2\n\n3,4\n\n"))
+    assert df["a"].dtype.kind == "i" and df.index.tolist() == [2, 4]

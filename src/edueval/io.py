@@ -399,8 +399,67 @@ def _read_csv(path: Path, sep: str, text: list[str], encoding: str) -> pd.DataFr
         ) from None
     blank = df.isna().all(axis=1).to_numpy() if len(df.columns) else np.zeros(0, bool)
     starts = _csv_record_lines(path, sep, encoding, len(df) + 1)
-    df.index = pd.RangeIndex(2, len(df) + 2) if starts is None else pd.Index(starts[1:])
+    index = pd.RangeIndex(2, len(df) + 2) if starts is None else pd.Index(starts[1:])
+    short = _short_record(path, sep, encoding, len(df.columns))
+    if short is not None:
+        line, fields = short
+        raise InputError(
+            f"this row has {fields} field{'s' if fields != 1 else ''} but the header has "
+            f"{len(df.columns)} (a cut-off line, or a missing separator; an empty cell is written "
+            f"as nothing between two separators)",
+            file=path,
+            line=line,
+        )
+    if blank.any() and not blank.all():  # blank lines made integer columns float: read again
+        again = pd.read_csv(path, sep=sep, dtype=dict.fromkeys(text, str), encoding=encoding,
+                            low_memory=False, keep_default_na=False, na_values=[""],
+                            skip_blank_lines=True)  # fmt: skip
+        if len(again) == int((~blank).sum()):
+            again.index = index[~blank]
+            return again
+    df.index = index
     return df[~blank]
+
+
+def _short_record(path: Path, sep: str, encoding: str, n_fields: int) -> tuple[int, int] | None:
+    """The line and field count of the first non-blank record with fewer fields than the header
+    (pandas fills the missing cells with empties).  Separators are counted per line with numpy in
+    a file without quotes; a file with quotes is read with the standard library's CSV reader
+    when under 64 MB, and otherwise only its last record is checked (a cut-off file)."""
+    if n_fields < 2 or codecs.lookup(encoding).name.startswith(("utf-16", "utf-32")):
+        return None
+    size = path.stat().st_size
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        quoted = mm.find(b'"') >= 0
+        if not quoted:
+            a = np.frombuffer(mm, dtype=np.uint8)
+            try:
+                ends = np.flatnonzero(a == 0x0A)
+                starts = np.concatenate(([0], ends + 1))
+                starts = starts[starts < len(a)]
+                seps = np.add.reduceat((a == ord(sep)).view(np.uint8), starts, dtype=np.int64)
+                stop = np.append(ends, len(a))[: len(starts)]
+                first = a[np.minimum(starts, len(a) - 1)]
+                empty = (stop == starts) | ((stop - starts == 1) & (first == 0x0D))  # "" or "\r"
+            finally:
+                del a
+            bad = np.flatnonzero((seps < n_fields - 1) & ~empty)
+            bad = bad[bad > 0]  # the header defines the count
+            return (int(bad[0]) + 1, int(seps[bad[0]]) + 1) if len(bad) else None
+    with open(path, encoding=_bom_tolerant(encoding), newline="") as fh:
+        text = fh.read() if size <= 64 * 2**20 else None
+        if text is None:
+            return None
+    reader = csv.reader(StringIO(text, newline=""), delimiter=sep)
+    line = 1
+    try:
+        for record in reader:
+            if record and len(record) < n_fields and any(record) and reader.line_num > 1:
+                return line, len(record)
+            line = reader.line_num + 1
+    except csv.Error:
+        return None
+    return None
 
 
 def _parser_error(text: str, path: Path, sep: str, encoding: str) -> tuple[str, int | None]:

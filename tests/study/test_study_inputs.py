@@ -110,7 +110,7 @@ def test_two_items_with_one_id_name_both_lines(tmp_path):
 def test_an_agent_given_twice_in_one_item_is_refused(tmp_path):
     """``json.loads`` keeps the last of two equal keys: agent a's first reply would vanish."""
     path = _study(tmp_path, [_item("i1"), _item("i2", '{"a": "x", "b": "y", "a": "z"}')])
-    with pytest.raises(InputError, match=r"items.jsonl, line 2: key 'a' given twice"):
+    with pytest.raises(InputError, match=r"items.jsonl, line 2: .*key 'a' .*twice"):
         load_study(path)
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, check_unique, line_of, read_table, require_columns, text_column
+from ..io import InputError, line_of, read_table
+from ..tables import Col, Schema
 
-__all__ = ["LETTERS", "read_questions", "normalise_questions"]
+__all__ = ["LETTERS", "QUESTION_SCHEMA", "read_questions", "normalise_questions"]
 
 LETTERS = ("A", "B", "C", "D")
 REQUIRED = [
@@ -26,6 +27,21 @@ REQUIRED = [
     *(f"rationale_{x}" for x in LETTERS),
 ]
 OPTIONAL = ["passage", "grade", "content", "dok", "family"]
+
+#: The question table (after the release's names are mapped to these): ``id`` taken exactly as
+#: written (no surrounding spaces, control characters or JSON null/list/object/true/false) and
+#: unique; the texts non-empty (read with their surrounding spaces trimmed); ``grade`` (0-12) and
+#: ``dok`` (Webb's depth of knowledge, 1-4) whole numbers when given.  Open: other columns
+#: (``malrule_A``, ``params`` of ``malalgo generate``) are kept out of the result, but one that is
+#: a near miss of an absent column (``rationale_a``, ``pasage``) is refused.
+QUESTION_SCHEMA = Schema(
+    "MalAlgoQA question file",
+    (Col("id", "id"), *(Col(c, "text") for c in REQUIRED[1:]),
+     Col("passage", required=False), Col("grade", "integer", required=False, low=0, high=12),
+     Col("content", required=False), Col("dok", "integer", required=False, low=1, high=4),
+     Col("family", required=False)),
+    key=("id",),
+)  # fmt: skip
 
 _ALIASES = {
     "id": ("ID", "Id", "question_id"),
@@ -43,6 +59,9 @@ _ALIASES = {
     **{f"choice_{x}": (f"Choice_{x}", f"Choice {x}", f"choice {x}") for x in LETTERS},
     **{f"rationale_{x}": (f"Rationale_{x}", f"Rationale {x}", f"rationale {x}") for x in LETTERS},
 }
+
+#: Columns read as text exactly as written (a JSON ``true`` or object in them is refused).
+_ID_COLUMNS = ["id", *_ALIASES["id"], "answer", *_ALIASES["answer"]]
 
 
 def _rename(df: pd.DataFrame) -> pd.DataFrame:
@@ -65,12 +84,12 @@ def normalise_questions(df: pd.DataFrame) -> pd.DataFrame:
     two identical choices in one question.
     """
     df = _rename(df)
-    require_columns(df, REQUIRED, what="MalAlgoQA format")
+    checked = QUESTION_SCHEMA.validate(df)
     out = pd.DataFrame(index=df.index)
     out.attrs.update(df.attrs)
-    for col in REQUIRED:
-        out[col] = text_column(df, col)
-        out[col] = out[col].str.strip()
+    out["id"] = checked["id"]
+    for col in REQUIRED[1:]:
+        out[col] = pd.Series(checked[col], index=df.index).str.strip()
     answer = out["answer"].str.upper().str.replace(r"^\(?([A-D])\)?\.?$", r"\1", regex=True)
     bad = ~answer.isin(LETTERS).to_numpy()
     if bad.any():
@@ -82,7 +101,6 @@ def normalise_questions(df: pd.DataFrame) -> pd.DataFrame:
             column="answer",
         )
     out["answer"] = answer
-    check_unique(out, ["id"], what="id")
     choices = out[[f"choice_{x}" for x in LETTERS]].to_numpy()
     for pos, row in enumerate(choices):
         if len({c.lower() for c in row}) < 4:
@@ -110,5 +128,5 @@ def _keep_attrs(out: pd.DataFrame, src: pd.DataFrame) -> pd.DataFrame:
 
 def read_questions(path: str | Path) -> pd.DataFrame:
     """Read and validate a MalAlgoQA-format file."""
-    df = read_table(path, text_columns=["id", "ID", "answer", "Answer"])
+    df = read_table(path, text_columns=_ID_COLUMNS)
     return normalise_questions(df)

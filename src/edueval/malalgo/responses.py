@@ -22,15 +22,31 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, binary_column, check_unique, line_of, read_table, require_columns
+from ..io import InputError, line_of, read_table
+from ..tables import Col, Schema
+from .data import QUESTION_SCHEMA
 from .tasks import LETTERS
 
-__all__ = ["KINDS", "STATUSES", "read_responses"]
+__all__ = ["KINDS", "RESPONSES_SCHEMA", "STATUSES", "read_responses"]
 
 KINDS = ("identify", "mcq")
 STATUSES = ("json", "logprob", "json (no logprobs)", "unparseable", "failed")
 _NO_ANSWER = ("unparseable", "failed")
 _TEXT = ["question_id", "task_id", "kind", "status", "target", "answer_label", "choice", "order"]
+
+#: ``responses.csv`` as ``malalgo score`` reads it: ``task_id`` and ``question_id`` are ids taken
+#: exactly as written; ``is_correct_choice`` is 0/1 (true/false); ``kind``, ``status``, ``target``
+#: and ``answer_label`` are checked against their vocabularies below; one row per (question, kind,
+#: choice).  Open: the prompt, reply and per-question columns (``grade``, ``content``, ``dok``,
+#: required as ``meta``) are kept; a near miss of a missing column is refused.
+RESPONSES_SCHEMA = Schema(
+    "malalgo responses file",
+    (Col("task_id", "id"), Col("question_id", "id"), Col("kind"), Col("choice"),
+     Col("is_correct_choice", "binary"), Col("target"), Col("answer_label"), Col("status")),
+    key=("question_id", "kind", "choice"),
+)  # fmt: skip
+#: The per-question columns as the question file declares them (:data:`.data.QUESTION_SCHEMA`).
+_META_COLUMNS = {c.name: c for c in QUESTION_SCHEMA.columns if c.kind == "integer"}
 
 
 def _refuse(df: pd.DataFrame, mask: np.ndarray, column: str, expected: str) -> None:
@@ -66,13 +82,14 @@ def _one_key_per_question(df: pd.DataFrame) -> None:
 def read_responses(path: str | Path, meta: list[str]) -> pd.DataFrame:
     """The ``responses.csv`` of a ``malalgo run``, checked (see the module docstring)."""
     df = read_table(path, text_columns=_TEXT)
-    require_columns(df, ["task_id", "question_id", "kind", "is_correct_choice", "target",
-                         "answer_label", "status", *meta])  # fmt: skip
+    extra = tuple(_META_COLUMNS.get(m, Col(m)) for m in meta)
+    schema = Schema(RESPONSES_SCHEMA.what, RESPONSES_SCHEMA.columns + extra,
+                    key=RESPONSES_SCHEMA.key)  # fmt: skip
+    checked = schema.validate(df)
     _one_of(df, "kind", KINDS)
     _one_of(df, "status", STATUSES)
     _one_of(df, "target", LETTERS)
     _one_of(df, "answer_label", LETTERS, empty_ok=df["status"].isin(_NO_ANSWER).to_numpy())
-    df["is_correct_choice"] = binary_column(df, "is_correct_choice").astype(bool)
-    check_unique(df, ["question_id", "kind", "choice"], what="prompt")
+    df["is_correct_choice"] = checked["is_correct_choice"].astype(bool)
     _one_key_per_question(df)
     return df

@@ -44,9 +44,11 @@ from typing import Any
 import pandas as pd
 
 from ..io import InputError, line_of, load_yaml, read_table, read_text
+from ..tables import Col, Schema
 from .inputs import (
     both_places,
     check_identifier,
+    check_keys,
     first_duplicate,
     read_items_json,
     read_items_jsonl,
@@ -55,9 +57,27 @@ from .inputs import (
     yaml_questions,
 )
 
-__all__ = ["Study", "load_study", "KINDS"]
+__all__ = ["ITEM_SCHEMAS", "Study", "load_study", "KINDS"]
 
 KINDS = ("comparative", "open", "mcq")
+
+_OPTIONS = tuple(Col(f"{c}_{k}", "text", required=k == 1) for k in range(1, 5)
+                 for c in ("option", "source"))  # fmt: skip
+
+#: An item of each kind of study (a JSON/JSONL record or a table row).  Ids exactly as written
+#: and unique -- the item id; for ``mcq`` the (student, question) pair -- and each agent (a key of
+#: ``replies``) too.  Open: other keys are kept out of the study (``mcqs.csv`` of ``turing
+#: assemble`` has ``position_ai`` and more), but a near miss of a key the item lacks (``replys``)
+#: is refused with that key.  The checks themselves are :func:`_check_item`'s.
+ITEM_SCHEMAS = {
+    "comparative": Schema("comparative item", (Col("id", "id"), Col("context", required=False),
+                                               Col("replies")), key=("id",)),
+    "open": Schema("open item", (Col("id", "id"), Col("question", "text"),
+                                 Col("correct_answer", "text")), key=("id",)),
+    "mcq": Schema("MCQ item", (Col("student", "id"), Col("question", "id"),
+                               Col("related_question", "text"), *_OPTIONS),
+                  key=("student", "question"), ignored=("n_options",)),
+}  # fmt: skip
 
 
 @dataclass
@@ -133,8 +153,8 @@ def _integer(path: Path, cfg: dict[str, Any], key: str, default: int, low: int, 
     return number
 
 
-def _read_items(path: Path) -> list[tuple[int | None, Any]]:
-    """``(line, raw item)`` of the items file (JSONL, JSON, or a table)."""
+def _read_items(path: Path, kind: str) -> list[tuple[int | None, Any]]:
+    """``(line, raw item)`` of the items file (JSONL, JSON, or a table: its header checked)."""
     if not path.is_file():
         raise InputError("items file not found", file=path)
     suffix = path.suffix.lower()
@@ -143,6 +163,7 @@ def _read_items(path: Path) -> list[tuple[int | None, Any]]:
     if suffix == ".json":
         return read_items_json(path)
     df = read_table(path, text_columns=_TEXT_COLUMNS)
+    ITEM_SCHEMAS[kind].check_header(df)
     df = df.astype(object).where(pd.notna(df), None)
     return [(line_of(df, n), r) for n, r in enumerate(df.to_dict("records"))]
 
@@ -178,6 +199,7 @@ def _check_item(kind: str, it: Any, path: Path, line: int | None) -> dict[str, A
 
     if not isinstance(it, dict):
         raise bad("expected an object (one item)")
+    check_keys(it, ITEM_SCHEMAS[kind], file=path, line=line)
     if kind == "comparative":
         item_id = ident("id", "item id")
         replies = it.get("replies")
@@ -234,7 +256,7 @@ def _check_sources(options: list[dict[str, Any]], bad: Any) -> None:
 def _checked_items(kind: str, items_path: Path) -> list[dict[str, Any]]:
     """The study's items, each checked; two items with one id (one MCQ per student and
     question) are refused naming both lines."""
-    raw = _read_items(items_path)
+    raw = _read_items(items_path, kind)
     items = [_check_item(kind, it, items_path, line) for line, it in raw]
     if not items:
         raise InputError("no items", file=items_path)

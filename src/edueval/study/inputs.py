@@ -21,12 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from ..io import InputError, identifier_problem, jsonl_lines, load_json, read_text
+from ..tables import Col, Schema, near_miss
 
 __all__ = [
     "MAX_PARTICIPANTS",
+    "QUESTION_SCHEMA",
     "both_places",
     "Number",
     "check_identifier",
+    "check_keys",
     "first_duplicate",
     "read_items_json",
     "read_items_jsonl",
@@ -40,6 +43,32 @@ __all__ = [
 #: study with human raters or students is hundreds to thousands of people; the bound keeps a
 #: typo such as ``--n 10000000`` from filling the database for hours.
 MAX_PARTICIPANTS = 100_000
+
+#: One entry of ``questions:`` in ``study.yaml``: ``{id, text}``, the id taken exactly as written
+#: and unique (two questions with one id would each be answered, one answer overwriting the
+#: other).  Closed: any other key (``txt``) is refused with the nearest known one.
+QUESTION_SCHEMA = Schema("study question", (Col("id", "id"), Col("text", "text")), key=("id",),
+                         closed=True)  # fmt: skip
+
+
+def check_keys(
+    record: dict, schema: Schema, *, file: Path | None, line: int | None, column: str | None = None
+) -> None:
+    """:meth:`edueval.tables.Schema.check_header`'s rule for the keys of one JSON/YAML record:
+    an unknown key is refused when the schema is closed, or (open) when it is a near miss of a
+    key the record lacks (``replys`` beside no ``replies``) -- naming that key."""
+    known = schema.known
+    absent = [k for k in known if k not in record]
+    for key in record:
+        if key in known:
+            continue
+        hint = near_miss(str(key), absent)
+        if schema.closed or hint is not None:
+            raise InputError(
+                f"unknown key {str(key)!r}" + (f" (did you mean {hint!r}?)" if hint else "")
+                + f"; a {schema.what} takes the keys {', '.join(map(repr, known))}",
+                file=file, line=line, column=column or str(key),
+            )  # fmt: skip
 
 
 class Number(str):
@@ -276,15 +305,10 @@ def yaml_questions(root: Any, path: Path) -> list[dict[str, str]] | None:
     out, lines = [], []
     for q in node.value:
         fields = {k.value: v for k, v in _mapping(q) if isinstance(k, yaml.ScalarNode)}
-        unknown = sorted(set(fields) - {"id", "text"})
-        if (
-            not isinstance(q, yaml.MappingNode)
-            or "id" not in fields
-            or "text" not in fields
-            or unknown
-        ):
-            extra = f" (unknown key {unknown[0]!r})" if unknown else ""
-            raise InputError(f"expected each question as {{id, text}}{extra}", file=path,
+        check_keys(fields, QUESTION_SCHEMA, file=path, line=q.start_mark.line + 1,
+                   column="questions")  # fmt: skip
+        if not isinstance(q, yaml.MappingNode) or "id" not in fields or "text" not in fields:
+            raise InputError("expected each question as {id, text}", file=path,
                              line=q.start_mark.line + 1, column="questions")  # fmt: skip
         qid = _scalar(fields["id"], "question id", path, identifier=True)
         out.append({"id": qid, "text": _scalar(fields["text"], "question text", path,

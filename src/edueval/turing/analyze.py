@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, check_unique, line_of, read_table, require_columns, text_column
+from ..io import InputError, check_unique, line_of, read_table
+from ..tables import Col, Schema
 from .stats import (
     CLUSTER_SE,
     FIELDS,
@@ -40,6 +41,7 @@ from .stats import (
 )
 
 __all__ = [
+    "CHOICES_SCHEMA",
     "SOURCES",
     "TuringResults",
     "analyze_choices",
@@ -50,6 +52,18 @@ __all__ = [
 ]
 
 SOURCES = ("correct", "ai", "human", "random")
+
+#: The Phase-2 choices file: ``student`` and ``question`` ids taken exactly as written (no
+#: surrounding spaces, NUL or other control characters, JSON null/list/object/true/false),
+#: ``chosen`` non-empty (its vocabulary is :func:`parse_chosen`'s); optional ``position`` and
+#: timing columns.  Open: other columns are kept, a near miss of a missing one is refused.  The
+#: key (one MCQ per student and question) is checked by :func:`_with_indicators`, so that a frame
+#: given to :func:`analyze_choices` in Python is held to it too.
+CHOICES_SCHEMA = Schema(
+    "Phase-2 choices",
+    (Col("student", "id"), Col("question", "id"), Col("chosen", "text"),
+     Col("position", required=False)),
+)  # fmt: skip
 
 
 def check_margins(eps: float, delta: float, alpha: float) -> None:
@@ -78,10 +92,7 @@ def parse_chosen(value: str) -> frozenset[str] | None:
 def read_choices(path: str | Path) -> pd.DataFrame:
     """Read and validate a Phase-2 choices file; adds boolean columns ``is_<source>``."""
     df = read_table(path, text_columns=["student", "question", "chosen"])
-    require_columns(df, ["student", "question", "chosen"], what="Phase-2 choices")
-    text_column(df, "student", identifier=True)
-    text_column(df, "question", identifier=True)
-    text_column(df, "chosen")
+    CHOICES_SCHEMA.validate(df)
     return _with_indicators(df)
 
 

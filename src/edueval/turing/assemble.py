@@ -45,14 +45,45 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, line_of, read_table, require_columns, text_column
+from ..io import InputError, line_of, read_table
 from ..report import Report
 from ..runs import RunDir
+from ..tables import Col, Schema
 from .data import Number, parse_number, same_answer
 
-__all__ = ["assemble_mcqs", "assemble_run", "choices_from_positions", "nearby_distractor"]
+__all__ = [
+    "AI_SCHEMA",
+    "HUMAN_SCHEMA",
+    "RANDOM_SCHEMA",
+    "assemble_mcqs",
+    "assemble_run",
+    "choices_from_positions",
+    "nearby_distractor",
+]
 
 _ORDER = ("correct", "ai", "human", "random")
+
+
+def _source_schema(what: str, *columns: Col) -> Schema:
+    """A source's table: ``student`` and ``question`` ids taken exactly as written, one row per
+    (student, question).  Open: the statuses and notes beside them are kept (a worksheet has
+    the tuple's columns), but a near miss of a missing column is refused."""
+    return Schema(what, (Col("student", "id"), Col("question", "id"), *columns),
+                  key=("student", "question"))  # fmt: skip
+
+
+#: ``distractors.csv`` of ``turing generate`` (statuses optional: an older file lacks them; when
+#: given, every row has one -- an empty status would read as "ok" or as no AI distractor).
+AI_SCHEMA = _source_schema(
+    "AI distractors from turing generate",
+    Col("related_question"), Col("related_correct"), Col("ai_distractor"),
+    *(Col(c, "text", required=False) for c in ("generator_status", "ai_status", "status")),
+    Col("key_check", required=False),
+)  # fmt: skip
+#: The experts' filled-in worksheet (a row may be empty where its tuple is not shown).
+HUMAN_SCHEMA = _source_schema("human distractors", Col("human_distractor"))
+#: Random distractors (optional input), each non-empty.
+RANDOM_SCHEMA = _source_schema("random distractors", Col("random_distractor", "text"))
 
 
 def _fmt(v: Fraction, n: Number) -> str:
@@ -86,18 +117,10 @@ def nearby_distractor(correct: str, taken: list[str], rng: np.random.Generator) 
     return cands[int(rng.integers(len(cands)))] if cands else None
 
 
-def _read(path: Path, cols: list[str], what: str) -> pd.DataFrame:
-    df = read_table(path, text_columns=cols)
-    require_columns(df, cols, what=what)
-    for c in cols:
-        if c in ("student", "question"):
-            text_column(df, c, identifier=True)
-    if df.duplicated(["student", "question"]).any():
-        pos = int(np.flatnonzero(df.duplicated(["student", "question"]).to_numpy())[0])
-        raise InputError(
-            "duplicate row for the same student and question",
-            file=path, line=line_of(df, pos),
-        )  # fmt: skip
+def _read(path: Path, schema: Schema) -> pd.DataFrame:
+    """A source's table, checked by its schema; its columns as read (ids exactly as written)."""
+    df = read_table(path, text_columns=[c.name for c in schema.columns if c.required])
+    schema.validate(df)
     return df
 
 
@@ -276,13 +299,9 @@ def assemble_run(
     keep_disputed: bool = False,
 ) -> dict:
     """``turing assemble``: ``mcqs.csv`` (and ``dropped.csv``) from the three sources' files."""
-    ai = _read(ai_path, ["student", "question", "related_question", "related_correct",
-                         "ai_distractor"], "AI distractors from turing generate")  # fmt: skip
-    human = _read(human_path, ["student", "question", "human_distractor"], "human distractors")
-    rnd = None
-    if random_path is not None:
-        rnd = _read(random_path, ["student", "question", "random_distractor"], "random distractors")
-        text_column(rnd, "random_distractor")
+    ai = _read(ai_path, AI_SCHEMA)
+    human = _read(human_path, HUMAN_SCHEMA)
+    rnd = _read(random_path, RANDOM_SCHEMA) if random_path is not None else None
     inputs = {"ai": ai_path, "human": human_path}
     if random_path is not None:
         inputs["random"] = random_path

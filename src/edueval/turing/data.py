@@ -31,11 +31,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import InputError, check_unique, read_table, require_columns, text_column
+from ..io import InputError, read_table
+from ..tables import Col, Schema
 
 __all__ = [
     "MIN_ROUNDING_PLACES",
     "PHASE1_COLUMNS",
+    "PHASE1_SCHEMA",
     "Number",
     "misconception_tuples",
     "parse_number",
@@ -45,6 +47,18 @@ __all__ = [
 ]
 
 PHASE1_COLUMNS = ("student", "question", "answer", "correct_answer")
+
+#: The Phase-1 file: ``student`` and ``question`` ids taken exactly as written (no surrounding
+#: spaces, NUL or other control characters, JSON null/list/object/true/false: ``s1\0`` is not a
+#: second student ``s1``), one answer per (student, question), answers non-empty.  Open: other
+#: columns (``family``, ``params`` of a simulated sample) are kept, but a near miss of a missing
+#: column (``correct answer``) is refused.
+PHASE1_SCHEMA = Schema(
+    "Phase-1 open answers",
+    (Col("student", "id"), Col("question", "id"), Col("answer", "text"),
+     Col("correct_answer", "text")),
+    key=("student", "question"),
+)  # fmt: skip
 
 #: A decimal written with at least this many places is read as a rounded value (see module doc).
 MIN_ROUNDING_PLACES = 2
@@ -184,13 +198,8 @@ def same_answer(a: str, b: str) -> bool:
 
 def read_phase1(path: str | Path) -> pd.DataFrame:
     """Read and validate a Phase-1 file (student and question ids kept as text)."""
-    df = read_table(path, text_columns=["student", "question", "answer", "correct_answer"])
-    require_columns(df, PHASE1_COLUMNS, what="Phase-1 open answers")
-    for c in PHASE1_COLUMNS:
-        text_column(df, c)
-    check_unique(
-        df, ["student", "question"], what="answer of the same student to the same question"
-    )
+    df = read_table(path, text_columns=list(PHASE1_COLUMNS))
+    PHASE1_SCHEMA.validate(df)
     return df
 
 

@@ -47,6 +47,7 @@ numbers), each against the same human.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -61,15 +62,18 @@ from ..misconceptions import (
     sample_problem,
     slip_answer,
 )
+from ..tables import Col, Schema
 from .stats import CLUSTER_SE, FIELDS, VERDICTS, batch_tests
 
 __all__ = [
     "AIS",
     "DEFAULT_FREQUENCIES",
+    "FREQUENCY_SCHEMA",
     "Bank",
     "SimConfig",
     "build_bank",
     "option_probabilities",
+    "read_frequencies",
     "simulate_study",
 ]
 
@@ -98,6 +102,35 @@ _FAMILY_OF = {
     "borrow_no_decrement": "whole_subtraction",
     "zero_instead_of_borrow": "whole_subtraction",
 }
+
+#: ``turing simulate --frequencies``: one row per mal-rule (a rule given twice is refused, not
+#: "the last wins"), ``rule`` a mal-rule of the library taken exactly as written (an unknown one
+#: is refused with the nearest known name), ``frequency`` in [0, 1].  Closed: any other column
+#: is refused with the nearest known name.
+FREQUENCY_SCHEMA = Schema(
+    "mal-rule frequencies",
+    (Col("rule", "id"), Col("frequency", "number", low=0.0, high=1.0)),
+    key=("rule",),
+    closed=True,
+)
+
+
+def read_frequencies(path: str | Path) -> dict[str, float]:
+    """The population frequency of each mal-rule named in ``path`` (:data:`FREQUENCY_SCHEMA`)."""
+    from ..io import InputError, line_of, read_table
+    from ..tables import near_miss
+
+    table = read_table(path, text_columns=["rule"])
+    df = FREQUENCY_SCHEMA.validate(table)
+    for pos, rule in enumerate(df["rule"]):
+        if rule not in RULES:
+            hint = near_miss(rule, list(RULES))
+            raise InputError(
+                f"unknown mal-rule {rule!r}" + (f" (did you mean {hint!r}?)" if hint else "")
+                + "; the rules are those of edueval.misconceptions.RULES",
+                file=path, line=line_of(table, pos), column="rule",
+            )  # fmt: skip
+    return dict(zip(df["rule"].tolist(), df["frequency"].tolist(), strict=True))
 
 
 @dataclass

@@ -24,20 +24,48 @@ import pandas as pd
 
 from ..io import (
     InputError,
-    check_unique,
+    identifier_problem,
     jsonl_lines,
     line_of,
     load_json,
     read_table,
     read_text,
-    require_columns,
-    text_column,
 )
 from ..runs import atomic_write
+from ..tables import Col, Schema, near_miss
 
-__all__ = ["Target", "read_dialogues", "reply_targets", "import_ncte", "SPEAKERS"]
+__all__ = ["DIALOGUE_SCHEMA", "NCTE_SCHEMA", "Target", "read_dialogues", "reply_targets", "import_ncte",
+           "SPEAKERS"]  # fmt: skip
 
 SPEAKERS = ("teacher", "student")
+
+#: One dialogue (a JSONL record): ``id`` taken exactly as written (text or a whole number; no
+#: surrounding spaces, NUL or other control characters; not null, true/false, a list or an
+#: object) and unique; ``turns`` a non-empty list of ``{speaker, text}``; ``meta`` an optional
+#: object.  Open: other keys are ignored, but a near miss of a missing key (``turn``, ``ID``) is
+#: refused with that key.
+DIALOGUE_SCHEMA = Schema("dialogue", (Col("id", "id"), Col("turns"), Col("meta", required=False)),
+                         key=("id",))  # fmt: skip
+
+
+def _dialogue_id(obj: dict, path: Path, line: int) -> str:
+    """The record's id as written (see :data:`DIALOGUE_SCHEMA`), or an :class:`InputError`."""
+    absent = [k for k in DIALOGUE_SCHEMA.known if k not in obj]
+    for key in obj:
+        hint = None if key in DIALOGUE_SCHEMA.known else near_miss(str(key), absent)
+        if hint is not None:
+            raise InputError(f"unknown key {key!r} (did you mean {hint!r}?)", file=path,
+                             line=line, column=str(key))  # fmt: skip
+    did = obj.get("id")
+    if did is None or isinstance(did, bool) or not isinstance(did, str | int) or did == "":
+        shown = "null" if did is None else json.dumps(did)[:40]
+        raise InputError(f"expected a non-empty 'id' (text or a whole number), got {shown}",
+                         file=path, line=line, column="id")  # fmt: skip
+    problem = identifier_problem(did)
+    if problem is not None:
+        raise InputError(f"dialogue id {did!r} has {problem}: ids are taken exactly as written",
+                         file=path, line=line, column="id")  # fmt: skip
+    return str(did)
 
 
 @dataclass(frozen=True)
@@ -62,10 +90,7 @@ def read_dialogues(path: str | Path) -> list[dict]:
         obj = load_json(raw, file=path, line=n)
         if not isinstance(obj, dict):
             raise InputError("expected a JSON object", file=path, line=n)
-        did = obj.get("id")
-        if not isinstance(did, (str, int)) or str(did).strip() == "":
-            raise InputError("expected a non-empty 'id'", file=path, line=n, column="id")
-        did = str(did)
+        did = _dialogue_id(obj, path, n)
         if did in seen:
             raise InputError(f"duplicate dialogue id {did!r}", file=path, line=n, column="id")
         seen.add(did)
@@ -108,7 +133,20 @@ def reply_targets(dialogues: list[dict]) -> list[Target]:
     return targets
 
 
-_RATINGS = ("uptake", "teacher_on_task", "student_on_task")
+#: The NCTE ratings read into ``meta``, with their ranges (uptake: the mean of the raters' 0/1/2;
+#: on-task: the share of raters saying yes).
+_RATINGS = {"uptake": 2.0, "teacher_on_task": 1.0, "student_on_task": 1.0}
+
+#: The NCTE uptake CSV: ``obs_id`` and ``exchange_idx`` ids taken exactly as written, one row per
+#: exchange, both texts non-empty; the ratings optional (an empty cell is a missing rating; a
+#: value is a finite number in its range).  Open: the other columns of the release are ignored,
+#: but a near miss of a missing rating (``uptke``) is refused.
+NCTE_SCHEMA = Schema(
+    "NCTE uptake CSV",
+    (Col("obs_id", "id"), Col("exchange_idx", "id"), Col("student_text", "text"),
+     Col("teacher_text", "text"), *(Col(c, required=False) for c in _RATINGS)),
+    key=("obs_id", "exchange_idx"),
+)  # fmt: skip
 
 
 def _strict_csv(path: Path) -> None:
@@ -127,12 +165,14 @@ def _strict_csv(path: Path) -> None:
 
 
 def _rating(df: pd.DataFrame, column: str) -> np.ndarray:
-    """A rating column: numbers, finite; an empty cell is a missing rating."""
+    """A rating column: numbers, finite, in [0, its maximum]; an empty cell is a missing rating."""
     values = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
-    bad = df[column].notna().to_numpy() & ~np.isfinite(values)
+    with np.errstate(invalid="ignore"):
+        outside = (values < 0) | (values > _RATINGS[column])
+    bad = df[column].notna().to_numpy() & (~np.isfinite(values) | outside)
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise InputError(f"expected a finite number or an empty cell, got "
+        raise InputError(f"expected a number in [0, {_RATINGS[column]:g}] or an empty cell, got "
                          f"{df[column].iloc[pos]!r}", file=df.attrs.get("file"),
                          line=line_of(df, pos), column=column)  # fmt: skip
     return values
@@ -150,11 +190,7 @@ def import_ncte(csv_path: str | Path, out_path: str | Path, *, limit: int | None
         _strict_csv(Path(csv_path))
     df = read_table(csv_path, text_columns=["obs_id", "exchange_idx", "student_text",
                                              "teacher_text"])  # fmt: skip
-    require_columns(df, ["obs_id", "exchange_idx", "student_text", "teacher_text"],
-                    what="the NCTE uptake CSV")  # fmt: skip
-    for col in ("obs_id", "exchange_idx", "student_text", "teacher_text"):
-        text_column(df, col, identifier=col in ("obs_id", "exchange_idx"))
-    check_unique(df, ["obs_id", "exchange_idx"], what="exchange (the same obs_id and exchange_idx)")
+    NCTE_SCHEMA.validate(df)
     ratings = {col: _rating(df, col) for col in _RATINGS if col in df.columns}
     if limit is not None:
         if limit < 1:

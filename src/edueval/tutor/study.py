@@ -37,13 +37,14 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..io import InputError, line_of, read_table, require_columns
+from ..io import InputError, line_of, read_table
 from ..report import Report
 from ..runs import RunDir
+from ..tables import Col, Schema
 from .selection import CONTEXT_TOKENS, MIN_WORDS, eliciting_cue, parse_transcript, rater_context
 from .selection import too_short as _too_short
 
-__all__ = ["DEFAULT_QUESTIONS", "REASONS", "make_study"]
+__all__ = ["DEFAULT_QUESTIONS", "REASONS", "REPLIES_SCHEMA", "make_study"]
 
 DEFAULT_QUESTIONS = [
     {"id": "speak like a teacher", "text": "Which reply is more likely to have been said by a teacher?"},
@@ -54,6 +55,21 @@ DEFAULT_QUESTIONS = [
 #: why a turn is not an item, in the order the reasons are checked
 REASONS = ("short_reply", "not_eliciting", "missing_reply", "degenerate_reply")
 _COLUMNS = ["dialogue", "turn", "model", "context", "real_reply", "ai_reply", "status"]
+
+#: A ``replies.csv`` of ``tutor reply``: ``dialogue`` and ``model`` (the study's agent) taken
+#: exactly as written, ``turn`` a whole number >= 1 (the index of the real teacher reply, after
+#: the student turn it answers; with ``dialogue`` it makes the item id ``dialogue:turn``),
+#: one row per (dialogue, turn), one model per file.  Open: the scores beside them (``ignored``)
+#: and ``meta_*`` columns are kept (``--select-column`` reads them), but a near miss of a missing
+#: column is refused.
+REPLIES_SCHEMA = Schema(
+    "tutor replies table",
+    (Col("dialogue", "id"), Col("turn", "integer", low=1), Col("model", "id"),
+     *(Col(c) for c in _COLUMNS[3:]), Col("context_turns", required=False)),
+    key=("dialogue", "turn"),
+    ignored=("student", "degenerate", "error", "f1", "ai_perplexity", "context_words",
+             "turns_dropped", "latency_s", "cached"),
+)  # fmt: skip
 _TRUE, _FALSE = {"1", "1.0", "true", "yes", "y", "t"}, {"0", "0.0", "false", "no", "n", "f"}
 
 
@@ -63,7 +79,13 @@ def _read_replies(paths: list[Path]) -> tuple[list[pd.DataFrame], list[str]]:
     tables = []
     for p in paths:
         df = read_table(p, text_columns=[*_COLUMNS, "context_turns"])
-        require_columns(df, _COLUMNS, what="a tutor replies table")
+        REPLIES_SCHEMA.validate(df)
+        models = pd.unique(df["model"].to_numpy())
+        if len(models) > 1:
+            pos = int((df["model"] != models[0]).to_numpy().argmax())
+            raise InputError(f"a replies table holds one model's replies; this one has "
+                             f"{models[0]!r} and {models[1]!r}", file=p, line=line_of(df, pos),
+                             column="model")  # fmt: skip
         tables.append(df)
     agents = [str(t["model"].iloc[0]) for t in tables]
     if len(set(agents)) != len(agents) or "teacher" in agents:
