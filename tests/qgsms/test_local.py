@@ -16,6 +16,7 @@ import pytest
 from edueval.items.pipeline import simulate_run
 from edueval.items.simulate import ClassroomConfig
 from edueval.models import get_model
+from edueval.models.budget import MaxFailures
 from edueval.qgsms import MethodConfig, run_qgsms
 
 
@@ -31,7 +32,8 @@ def test_local_model_judges_one_pair(tmp_path):
 
     res = run_qgsms(tmp_path / "run", tmp_path / "one.csv", tmp_path / "room" / "items.jsonl",
                     methods=["vanilla", "qg-sms"], open_model=opener, model_name="local",
-                    cfg=MethodConfig(max_profiles=10, explanation_chars=120), limit=1, bradley_terry=False)  # fmt: skip
+                    cfg=MethodConfig(max_profiles=10, explanation_chars=120), limit=1, bradley_terry=False,
+                    max_failures=MaxFailures(share=1.0))  # a 135M model: record, do not stop  # fmt: skip
     j = pd.read_csv(tmp_path / "run" / "judgements.csv")
     assert res["n_pairs"] == 1 and len(j) == 4  # 2 methods x 2 orders
     for m in ("vanilla", "qg-sms"):
