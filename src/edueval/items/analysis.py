@@ -30,24 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..stats import pearson
 from .data import ItemData
 
-__all__ = ["ItemAnalysis", "analyze_items", "pearson"]
-
-
-def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson correlation; NaN when either variable is constant or fewer than 2 values."""
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if x.size < 2:
-        return float("nan")
-    dx = x - x.mean()
-    dy = y - y.mean()
-    sxx = float(dx @ dx)
-    syy = float(dy @ dy)
-    if sxx <= 0.0 or syy <= 0.0:
-        return float("nan")
-    return float((dx @ dy) / np.sqrt(sxx * syy))
+__all__ = ["ItemAnalysis", "analyze_items", "pearson"]  # pearson: from edueval.stats
 
 
 def _group_mean(x: np.ndarray, total: np.ndarray, k: int) -> float:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from ..io import binary_column
+from ..stats import paired_difference, t_interval
 from .crossval import FOLD_METRICS, fold_scores, heldout_predictions, make_folds, skill_codes
 from .data import Columns
 from .registry import make_model
@@ -29,35 +29,26 @@ __all__ = ["CompareResult", "compare_models", "t_interval", "paired_differences"
 CI_LEVEL = 0.95
 
 
-def t_interval(values: np.ndarray, level: float = CI_LEVEL) -> tuple[float, float, float]:
-    """(mean, low, high): the t interval of the mean of ``values`` (one value per fold)."""
-    v = np.asarray(values, dtype=float)
-    mean = float(v.mean())
-    half = float(sps.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
-    return mean, mean - half, mean + half
-
-
 def paired_differences(per_fold: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """Per model other than ``baseline`` and metric: mean per-fold difference, t interval,
-    t statistic and two-sided p.  ``per_fold`` has columns model, fold and the metrics."""
+    t statistic and two-sided p (:func:`edueval.stats.paired_difference`).  ``per_fold`` has
+    columns model, fold and the metrics."""
     base = per_fold[per_fold["model"] == baseline].set_index("fold")
     rows = []
     for model, g in per_fold[per_fold["model"] != baseline].groupby("model", sort=False):
         g = g.set_index("fold")
         for m in FOLD_METRICS:
-            d = (g[m] - base.loc[g.index, m]).to_numpy()
-            mean, lo, hi = t_interval(d)
-            t, p = sps.ttest_1samp(d, 0.0)
-            rows.append({"model": model, "baseline": baseline, "metric": m, "mean_diff": mean,
-                         "ci_low": lo, "ci_high": hi, "t": float(t), "p": float(p),
-                         "n_folds": len(d)})  # fmt: skip
+            d = paired_difference(g[m].to_numpy(), base.loc[g.index, m].to_numpy(), CI_LEVEL)
+            rows.append({"model": model, "baseline": baseline, "metric": m, "mean_diff": d.mean,
+                         "ci_low": d.low, "ci_high": d.high, "t": d.t, "p": d.p,
+                         "n_folds": d.n})  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def _model_row(model: str, folds: pd.DataFrame, full: dict) -> dict:
     row: dict = {"model": model}
     for m in FOLD_METRICS:
-        mean, lo, hi = t_interval(folds[m].to_numpy())
+        mean, lo, hi = t_interval(folds[m].to_numpy(), CI_LEVEL)
         row.update({m: mean, f"{m}_ci_low": lo, f"{m}_ci_high": hi})
     return {**row, **full}
 

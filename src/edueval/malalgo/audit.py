@@ -58,8 +58,8 @@ from scipy import optimize, stats
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import proportion_confint
 
+from ..stats import binomial_test, wilson_interval
 from .audit_features import option_table, signed_log, within_question
 from .data import LETTERS
 
@@ -354,9 +354,9 @@ def _row(name: str, group: str, hits: np.ndarray, chance: float, one_sided: bool
     docstring)."""
     h = hits[~np.isnan(hits)]
     n, k = len(h), int(h.sum())
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson") if n else (np.nan, np.nan)
+    lo, hi = wilson_interval(k, n, 0.05)  # NaN when n == 0
     alternative = "greater" if one_sided else "two-sided"
-    p = float(stats.binomtest(k, n, chance, alternative=alternative).pvalue) if n else np.nan
+    p = binomial_test(k, n, chance, alternative)  # NaN when n == 0
     within = lo <= chance if one_sided else lo <= chance <= hi
     return {
         "cue": name,
@@ -496,9 +496,9 @@ def audit_key_cues(
     rows = rationale_rows(questions)
     picks = _cross_validated(rows, folds, seed)
     k = int(picks["correct"].sum())
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    lo, hi = wilson_interval(k, n, 0.05)
     chance_high = float(stats.binom.ppf(0.975, n, CHANCE)) / n
-    p_value = float(stats.binomtest(k, n, CHANCE, alternative="greater").pvalue)
+    p_value = binomial_test(k, n, CHANCE, "greater")
     cues, models, by_family = _surface_audit(questions, picks, folds, seed)
     return AuditResult(
         n_questions=n,

@@ -8,7 +8,7 @@
 Unparseable answers and failed calls count as wrong and are reported, never dropped.  95%
 intervals: Wilson score intervals; MIA pools three choices per question, which are not
 independent, so it also gets a question-clustered (sandwich) interval, the one reported by default
--- from 10 questions on (see :func:`clustered`; with fewer, Wilson's, marked as such).
+-- from 20 questions on (see :func:`clustered`; with fewer, Wilson's, marked as such).
 """
 
 from __future__ import annotations
@@ -17,67 +17,44 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
+
+from .. import stats
 
 __all__ = ["score_table", "summary", "breakdown", "grade_dok_heatmap"]
-
-Z = 1.959963984540054
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    if n == 0:
-        return (math.nan, math.nan)
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return float(lo), float(hi)
 
 
 #: fewest questions for a question-clustered interval: with fewer, the sandwich variance rests
 #: on too few clusters (two questions gave "[0.333, 0.333]"; at 10 it covered 93% by simulation)
-MIN_CLUSTERS = 20
-
-
-def _per_question(p: float, g: int) -> tuple[float, float]:
-    lo, hi = proportion_confint(p * g, g, alpha=0.05, method="wilson")
-    return float(lo), float(hi)
+MIN_CLUSTERS = stats.MIN_CLUSTERS
 
 
 def clustered(correct: np.ndarray, cluster: np.ndarray) -> tuple[float, float, str]:
     """95% CI of a pooled proportion whose rows come in clusters (the choices of a question).
 
-    A cluster-robust (CR1) variance of the ratio estimator with a t quantile on G - 1 degrees
-    of freedom, the usual small-sample correction.  With fewer than :data:`MIN_CLUSTERS`
-    clusters, or a clustered standard error of exactly 0 (every cluster at the same rate: no
-    evidence of precision, just too few distinct values), a Wilson interval that counts each
-    question once (its share of right answers as one observation) is returned instead, and the
-    third value says so: conservative, since a question's choices are not independent (Wilson
-    on the rows covered 87-93% at 2-19 questions in simulation; this one at least 99%)."""
-    n = len(correct)
-    if n == 0:
-        return (math.nan, math.nan, "none")
-    k = int(np.sum(correct))
-    p = k / n
-    agg = (
-        pd.DataFrame({"y": correct.astype(float), "g": cluster})
-        .groupby("g")["y"]
-        .agg(["sum", "count"])
-    )
-    g = len(agg)
-    if g < MIN_CLUSTERS:
-        return (*_per_question(p, g), f"Wilson, each of {g} questions counted once (too few "
-                f"for a clustered interval)")  # fmt: skip
-    resid = agg["sum"] - p * agg["count"]
-    se = math.sqrt((g / (g - 1)) * float((resid**2).sum()) / n**2)
-    if se == 0:
-        return (*_per_question(p, g), "Wilson, each question counted once (clustered SE is 0)")
-    t = float(stats.t.ppf(0.975, g - 1))
-    return max(0.0, p - t * se), min(1.0, p + t * se), f"clustered by question, t({g - 1})"
+    :func:`edueval.stats.clustered_proportion_interval`: a cluster-robust (CR1) variance of the
+    ratio estimator with a t quantile on G - 1 degrees of freedom, the usual small-sample
+    correction.  With fewer than :data:`MIN_CLUSTERS` clusters, or a clustered standard error
+    of exactly 0 (every cluster at the same rate: no evidence of precision, just too few
+    distinct values), a Wilson interval that counts each question once (its share of right
+    answers as one observation) is returned instead, and the third value says so:
+    conservative, since a question's choices are not independent (Wilson on the rows covered
+    87-93% at 2-19 questions in simulation; this one at least 99%)."""
+    sums, sizes = stats.cluster_totals(np.asarray(correct, dtype=float), cluster)
+    ci = stats.clustered_proportion_interval(sums, sizes, 0.05, MIN_CLUSTERS)
+    how = {
+        "empty": "none",
+        "few_clusters": f"Wilson, each of {ci.n_clusters} questions counted once (too few "
+        "for a clustered interval)",
+        "zero_se": "Wilson, each question counted once (clustered SE is 0)",
+        "cr1": f"clustered by question, t({ci.n_clusters - 1})",
+    }[ci.method]
+    return ci.low, ci.high, how
 
 
 def _rate(sub: pd.DataFrame, cluster: bool = False) -> dict:
     n = len(sub)
     k = int(sub["correct"].sum())
-    lo, hi = wilson(k, n)
+    lo, hi = stats.wilson_interval(k, n, 0.05)
     out = {"n": n, "correct": k, "accuracy": k / n if n else math.nan, "ci_low": lo, "ci_high": hi,
            "failed": int((sub["status"] == "failed").sum()),
            "unparseable": int((sub["status"] == "unparseable").sum())}  # fmt: skip

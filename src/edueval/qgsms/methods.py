@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from ..items.analysis import pearson
 from ..models import ChatResult, parse_json_answer
+from ..stats import pearson
 from . import prompts as P
 from .engine import Ask, StepFailed
 

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
+
+from ..stats import sign_test  # one-sided exact: P(X >= b), X ~ Bin(b + c, 1/2)
 
 __all__ = [
     "pair_table",
@@ -82,13 +83,6 @@ def accuracy_table(pairs: pd.DataFrame) -> pd.DataFrame:
             rows.append({"method": method, "dimension": dim, **_scores(g)})
         rows.append({"method": method, "dimension": "all", **_scores(gm)})
     return pd.DataFrame(rows)
-
-
-def sign_test(b: int, c: int) -> float:
-    """One-sided exact sign test: P(X >= b) for X ~ Binomial(b + c, 1/2); 1.0 when b + c = 0."""
-    if b + c == 0:
-        return 1.0
-    return float(binomtest(int(b), int(b + c), 0.5, alternative="greater").pvalue)
 
 
 def _units(pairs: pd.DataFrame, measure: str) -> pd.DataFrame:

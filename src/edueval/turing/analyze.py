@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError, check_unique, line_of, read_table
+from ..stats import wilson_interval
 from ..tables import Col, Schema
 from .stats import (
     CLUSTER_SE,
@@ -265,14 +266,12 @@ class TuringResults:
 
 def _rates_table(bt: BatchTests, alpha: float) -> pd.DataFrame:
     """Selection rates with Wilson (naive) and clustered (``bt``'s method) 1 − α intervals."""
-    from statsmodels.stats.proportion import proportion_confint
-
     n = int(bt.n)
     rows = []
     for s in SOURCES:
         p = float(bt.p[s])
         count = int(round(p * n))
-        lo, hi = proportion_confint(count, n, alpha=alpha, method="wilson")
+        lo, hi = wilson_interval(count, n, alpha)
         est = bt.est["clustered"][f"p_{s}"]
         clo, chi = (float(x) for x in est.bounds(alpha / 2))
         if not np.isfinite(clo):  # no variation between students: the point itself

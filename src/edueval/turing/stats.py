@@ -104,6 +104,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from ..stats import cr1_mean, sign_test
+
 __all__ = [
     "CLUSTER_SE",
     "EXACT_BELOW",
@@ -311,18 +313,18 @@ def clustered_mean(cluster_sums: np.ndarray, sizes: np.ndarray, method: str) -> 
     n = sizes.sum(axis=-1)
     g = (sizes > 0).sum(axis=-1).astype(float)
     flat = no_variation(z, sizes) | (g < 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = z.sum(axis=-1) / n
-        resid = z - sizes * mean[..., None]
-        if method == "cr1":
-            var = g / (g - 1) * (resid**2).sum(axis=-1) / n**2
-            df, skew = g - 1, np.zeros_like(mean)
-        else:
+    if method == "cr1":  # the shared CR1 (edueval.stats), t on G - 1 df
+        est = cr1_mean(z, sizes)
+        mean, se, df, skew = est.mean, est.se, est.df, np.zeros_like(est.mean)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = z.sum(axis=-1) / n
+            resid = z - sizes * mean[..., None]
             power = 2.0 if method == "cr3" else 1.0
             lev = sizes / n[..., None]
             var = np.where(sizes > 0, resid**2 / (1.0 - lev) ** power, 0.0).sum(axis=-1) / n**2
             df, skew = bm_df(sizes), _skewness_of_mean(resid, g)
-        se = np.sqrt(var)
+            se = np.sqrt(var)
     skew = np.where(flat, 0.0, skew)
     return MeanEstimate(mean, np.where(flat, 0.0, se), df, skew, flat)
 
@@ -362,7 +364,7 @@ def mcnemar_naive(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     nd = b + c
     exact = nd < EXACT_BELOW
     k = np.minimum(b, c)
-    p_exact = np.minimum(1.0, 2.0 * sps.binom.cdf(k, nd, 0.5))
+    p_exact = sign_test(b, c, "two-sided")  # min(1, 2 P(Bin(b + c, 1/2) <= k))
     with np.errstate(divide="ignore", invalid="ignore"):
         chi = np.where(nd > 0, (np.abs(b - c) - 1.0) ** 2 / nd, 0.0)
     p_chi = np.where(nd > 0, sps.chi2.sf(chi, 1), 1.0)
