@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError
-from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
+from ..model_runs import finish_model_run
+from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures
+from ..models.evaluate import evaluate_requests
 from ..report import Report
 from ..report.figures import new_figure
 from ..runs import RunDir
@@ -64,6 +66,13 @@ def generate_run(
     }
     run.finish(results, rep.render())
     return results
+
+
+def _readable(result, scoring: str) -> tuple[str | None, str] | None:
+    """``read_answer``'s ``(label, how)``, or ``None`` for an unparseable answer (counted against
+    --max-failures and never replayed from the cache)."""
+    read = read_answer(result, scoring)
+    return None if read[1] == "unparseable" else read
 
 
 def scored_frame(questions: pd.DataFrame, tasks, results, scoring: str) -> pd.DataFrame:
@@ -220,13 +229,16 @@ def run_malalgo(
         out, command="malalgo run", params=params, seed=seed, inputs={"questions": questions_path}
     )
     t0 = time.perf_counter()
-    with open_model(run.path / "calls.jsonl") as client:
-        results = client.complete_many([t.request for t in tasks], progress="malalgo run")
-        scored = scored_frame(questions, tasks, results, scoring)
-        for task, status in zip(tasks, scored["status"], strict=True):
-            if status == "unparseable":  # counted against --max-failures, never replayed
-                client.reject(task.request)
-        stats = client.stats()
+    outcome = evaluate_requests(
+        open_model,
+        [t.request for t in tasks],
+        parse=lambda res: _readable(res, scoring),
+        max_failures=max_failures,
+        log_path=run.path / "calls.jsonl",
+        progress="malalgo run",
+    )
+    scored = scored_frame(questions, tasks, outcome.results, scoring)
+    stats = outcome.stats
     seconds = time.perf_counter() - t0
     run.table("responses", scored)
     summ = summary(scored)
@@ -243,7 +255,7 @@ def run_malalgo(
     results_json = {**summ, "seconds": seconds, "model_calls": stats.as_dict(), **params}
     if log:
         log(stats.summary())
-    return finish_model_run(run, results_json, rep, stats, max_failures)
+    return finish_model_run(run, results_json, rep, outcome.budget)
 
 
 def score_run(out: Path, responses_path: Path) -> dict:

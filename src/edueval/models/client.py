@@ -245,7 +245,7 @@ class ModelClient:
         It is deleted from the cache (a re-run asks again instead of replaying it for good) and,
         with ``count`` (the default; ``False`` for a reply the caller will ask again for), counted
         in :attr:`ModelStats.unparseable`, which shares the run's ``--max-failures`` budget with
-        the failed calls (:func:`~edueval.models.budget.finish_model_run`)."""
+        the failed calls (:func:`~edueval.models.budget.decide`)."""
         if count:
             self._count(unparseable=1)
         if self.cache is not None and not self._closed:

@@ -2,8 +2,9 @@
 
 A *job* is a generator that yields a list of :class:`Ask` (model calls that do not depend on each
 other) and receives, for each, the parsed value. The driver gathers the asks of every live job
-into one batch (``complete_many``: concurrency, cache and call log are the model layer's), so
-step ``k`` of all pairs runs together. An answer that is malformed or incomplete (its ``parse``
+into one batch of the shared loop (:func:`~edueval.models.evaluate.evaluate_requests`:
+concurrency, cache, call log and rejecting malformed answers are the model layer's), so step
+``k`` of all pairs runs together. An answer that is malformed or incomplete (its ``parse``
 returns ``None``) is asked again -- up to ``retries`` more times, each retry a fresh sample -- and
 then :class:`StepFailed` is thrown into the job, which ends it as a recorded failure (a job may
 catch it). Nothing malformed is passed on, nor kept in the cache (``client.reject``); the answer
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import ChatRequest, ChatResult
+from ..models.evaluate import evaluate_requests
 
 __all__ = ["Ask", "StepFailed", "Cost", "JobOutcome", "drive"]
 
@@ -105,22 +107,27 @@ def drive(
         batch: list[tuple[int, int]] = []
         for j, (asks, values, _) in live.items():
             batch += [(j, k) for k in range(len(asks)) if values[k] is None]
-        requests = [live[j][0][k].build(live[j][2][k]) for j, k in batch]
-        results = client.complete_many(requests, progress=progress) if requests else []
+        asks = [live[j][0][k] for j, k in batch]
+        requests = [ask.build(live[j][2][k]) for (j, k), ask in zip(batch, asks, strict=True)]
+        # the shared loop rejects a malformed answer (never cached); the one still malformed
+        # after the retries is counted against --max-failures
+        got = evaluate_requests(
+            client,
+            requests,
+            parse=[ask.parse for ask in asks],
+            count_unparseable=[live[j][2][k] >= retries for j, k in batch],
+            progress=progress,
+        )
         failed: dict[int, StepFailed] = {}
-        for (j, k), req, res in zip(batch, requests, results, strict=True):
-            asks, values, attempts = live[j]
-            ask = asks[k]
+        for (j, k), ask, res, parsed in zip(batch, asks, got.results, got.parsed, strict=True):
+            _, values, attempts = live[j]
             out[j].cost.add(res, attempts[k])
-            parsed = ask.parse(res) if res.ok else None
             if on_answer is not None:
                 on_answer(j, ask, attempts[k], res, parsed)
             if parsed is not None:
                 values[k] = parsed
                 continue
             out[j].cost.malformed += res.ok
-            if res.ok:  # never cached; the one still malformed after the retries is counted
-                client.reject(req, count=attempts[k] >= retries)
             if attempts[k] < retries:
                 attempts[k] += 1
             elif j not in failed:

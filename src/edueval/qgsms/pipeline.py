@@ -26,7 +26,8 @@ import pandas as pd
 from ..io import InputError, line_of, read_table
 from ..items.data import read_items
 from ..items.pairs import DEFAULT_ALPHA, DIMENSIONS
-from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
+from ..model_runs import finish_model_run
+from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, decide
 from ..report import Report
 from ..report.figures import plt
 from ..runs import RunDir
@@ -549,7 +550,7 @@ def run_qgsms(
                                               for v in ctx["sims"].values())})  # fmt: skip
     if log:
         log(stats.summary())
-    return finish_model_run(run, results, rep, stats, max_failures)
+    return finish_model_run(run, results, rep, decide(stats, max_failures))
 
 
 SEED_RULE = (

@@ -44,7 +44,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import InputError
-from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
+from ..model_runs import finish_model_run
+from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, decide
+from ..models.evaluate import evaluate_requests
 from ..report import Report
 from ..runs import RunDir
 from .data import misconception_tuples, read_phase1, same_answer
@@ -220,6 +222,17 @@ def read_distractor(result, key: str) -> tuple[str, str]:
     return text, ("invalid" if not text or same_answer(text, key) else "ok")
 
 
+def _readable(read: Callable) -> Callable:
+    """A parser for :func:`~edueval.models.evaluate.evaluate_requests` from a reader returning
+    ``(value, status)``: ``None`` (unparseable: rejected and counted) when the status says so."""
+
+    def parse(result):
+        got = read(result)
+        return None if got[1] == "unparseable" else got
+
+    return parse
+
+
 def _questions_table(keys, results, generator) -> tuple[pd.DataFrame, list]:
     """Per q′: the generator's answer, then its key check (evaluated, or a second solve)."""
     from ..models import ChatRequest
@@ -244,10 +257,10 @@ def _questions_table(keys, results, generator) -> tuple[pd.DataFrame, list]:
                          json_schema=SOLVE_SCHEMA, tag=f"key:{table.at[i, 'question']}")
         for i in to_solve
     ]  # fmt: skip
-    solved = generator.complete_many(solve, progress="turing generate: key check") if solve else []
-    for req, res in zip(solve, solved, strict=True):
-        if res.ok and _read_solve(res) is None:  # key_check stays unchecked
-            generator.reject(req)
+    # an unreadable key check is rejected (and counted); key_check stays unchecked
+    solved = evaluate_requests(
+        generator, solve, parse=_read_solve, progress="turing generate: key check"
+    ).results
     answers = dict(zip(to_solve, solved, strict=True))
     checks = []  # (key_check, key_method, key_check_answer) per q′
     for i, r in enumerate(table.itertuples()):
@@ -292,11 +305,10 @@ def generate_tables(
     and the failed calls per source. No files are written."""
     generator = client if generator is None else generator
     q_requests, keys = question_requests(tuples, max_tokens=max_tokens)
-    q_results = generator.complete_many(q_requests, progress="turing generate: questions")
+    q_results = evaluate_requests(
+        generator, q_requests, parse=_readable(read_question), progress="turing generate: questions"
+    ).results
     questions, solved = _questions_table(keys, q_results, generator)
-    for req, status in zip(q_requests, questions["generator_status"], strict=True):
-        if status == "unparseable":
-            generator.reject(req)
     merged = tuples.merge(
         questions.rename(columns={"question": "_q", "correct_answer": "_c"}),
         left_on=["question", "correct_answer"], right_on=["_q", "_c"], how="left", sort=False,
@@ -305,10 +317,12 @@ def generate_tables(
     a_requests, index = distractor_requests(
         merged, unconditioned=unconditioned, max_tokens=max_tokens
     )
-    a_results = client.complete_many(a_requests, progress="turing generate: distractors")
-    for req, res in zip(a_requests, a_results, strict=True):
-        if read_distractor(res, "")[1] == "unparseable":
-            client.reject(req)
+    a_results = evaluate_requests(
+        client,
+        a_requests,
+        parse=_readable(lambda res: read_distractor(res, "")),
+        progress="turing generate: distractors",
+    ).results
     rows = []
     for pos, row in enumerate(merged.itertuples()):
         if index[pos] is None:
@@ -459,4 +473,4 @@ def generate_run(
     }
     if log:
         log(stats.summary())
-    return finish_model_run(run, results_json, rep, stats, max_failures)
+    return finish_model_run(run, results_json, rep, decide(stats, max_failures))

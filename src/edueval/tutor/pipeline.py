@@ -28,8 +28,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import InputError
+from ..model_runs import finish_model_run
 from ..models import ChatRequest
-from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures, finish_model_run
+from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures
+from ..models.evaluate import evaluate_requests
 from ..report import Report
 from ..runs import RunDir
 from .dialogues import Target, read_dialogues, reply_targets
@@ -77,6 +79,12 @@ def _transcript(turns: list[tuple[str, str]]) -> str:
     """``Speaker: text`` lines for people to read; a turn's own line breaks stay in it (the exact
     turns are in the ``context_turns`` column)."""
     return "\n".join(f"{s.capitalize()}: {t}" for s, t in turns)
+
+
+def _nonempty(result) -> str | None:
+    """The reply's text, or ``None`` for an empty one (the one reply that cannot be read as a
+    teacher's turn)."""
+    return result.text.strip() or None
 
 
 def _reply_rows(targets, cut, results, model_name: str) -> list[dict]:
@@ -170,13 +178,15 @@ def reply_run(
             )
         )
     t0 = time.perf_counter()
-    with open_model(run.path / "calls.jsonl") as client:
-        results = client.complete_many(requests, progress="tutor reply")
-        for req, res in zip(requests, results, strict=True):
-            if res.ok and not res.text.strip():  # an empty reply: counted against --max-failures
-                client.reject(req)
-        stats = client.stats()
-    seconds = time.perf_counter() - t0
+    outcome = evaluate_requests(
+        open_model,
+        requests,
+        parse=_nonempty,  # an empty reply: counted against --max-failures
+        max_failures=max_failures,
+        log_path=run.path / "calls.jsonl",
+        progress="tutor reply",
+    )
+    results, stats, seconds = outcome.results, outcome.stats, time.perf_counter() - t0
     rows = _reply_rows(targets, cut, results, model_name)
     table = pd.DataFrame(rows)
     run.table("replies", table)
@@ -213,4 +223,4 @@ def reply_run(
     )
     if log:
         log(stats.summary())
-    return finish_model_run(run, results_json, rep, stats, max_failures)
+    return finish_model_run(run, results_json, rep, outcome.budget)
