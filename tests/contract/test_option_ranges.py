@@ -1,11 +1,13 @@
-"""Every numeric option declares its range; out of range is one line and exit 2 (issue 24, 2).
+"""Every numeric and path option declares its range; out of range is exit 2 (issue 24, 2).
 
 The walker below enforces the rule on the whole command tree, whatever Typer/Click release
 builds it: **every int or float parameter (list-valued ones included) declares both a minimum
 and a maximum**, and **every text option whose default is a comma-separated list of numbers
 checks each element in a callback**.  An open-ended count declares
 :data:`edueval.cli.ranges.COUNT_MAX` (numpy's int64), and a count that drives an allocation is
-checked against this machine's memory before the work starts.
+checked against this machine's memory before the work starts.  **Every path parameter says
+whether it is a file or a folder** (``dir_okay=False`` or ``file_okay=False``), unless
+:data:`PATH_EXEMPT` gives the reason it may be either.
 
 The regression tests run the examples of the issue through the console script.
 """
@@ -13,7 +15,7 @@ The regression tests run the examples of the issue through the console script.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, get_args, get_origin
 
 import pytest
@@ -242,3 +244,103 @@ def test_memory_check_and_list_callbacks() -> None:
                            (float_list(0, 1), "-0.1"), (int_list(2), "2.5")):  # fmt: skip
         with pytest.raises(typer.BadParameter):
             callback(text)
+
+
+# --- path parameters: a file or a folder, said once in the declaration ---------------------------
+
+_DATASET = "a file, or a dataset larger than memory: a folder or a quoted glob of files"
+
+#: path parameters that may be either a file or a folder, and why
+PATH_EXEMPT: dict[tuple[str, str], str] = {
+    ("kt fit", "data"): _DATASET,
+    ("kt predict", "data"): _DATASET,
+    ("kt evaluate", "data"): "a predictions file, or a dataset (e.g. predictions/ of kt predict)",
+    ("kt roster", "params"): "a parameter file, or a model folder written by save_model",
+    ("pairwise summarize", "abilities"): "abilities.csv, or the run directory of 'pairwise fit'",
+    ("study serve", "admin_token_file"): "a folder is refused by the token reader in one line "
+    "('expected a file'), which tests/study/test_study_inputs.py checks; Click's usage block "
+    "would replace that line",
+}
+
+
+def _path_kinds(param: Any) -> tuple[bool, bool] | None:
+    """(file_okay, dir_okay) of a path parameter (or a list of paths), else None."""
+    descriptor = getattr(param, "type_descriptor", None)  # Typer >= 0.29 (its own Click copy)
+    if descriptor is not None:
+        annotation = descriptor.annotation
+        if get_origin(annotation) in (list, tuple):
+            args = set(get_args(annotation))
+            annotation = args.pop() if len(args) == 1 else None
+        if not (isinstance(annotation, type) and issubclass(annotation, PurePath)):
+            return None
+        info = descriptor.parameter_info
+        return bool(info.file_okay), bool(info.dir_okay)
+    import click
+
+    if isinstance(param.type, click.Path):
+        return bool(param.type.file_okay), bool(param.type.dir_okay)
+    return None
+
+
+def _path_params() -> dict[tuple[str, str], tuple[bool, bool]]:
+    return {
+        (name, p.name): kinds
+        for name, command in _tree()
+        for p in command.params
+        if (kinds := _path_kinds(p)) is not None
+    }
+
+
+def test_the_walker_sees_the_path_parameters() -> None:
+    paths = _path_params()
+    assert len(paths) > 60
+    assert paths[("items analyze", "responses")] == (True, False)
+    assert paths[("kt fit", "out")] == (False, True)
+    assert paths[("tutor import-ncte", "out")] == (True, False)
+    assert paths[("qgsms score", "judgements")] == (True, False)  # a list of files
+
+
+def test_every_path_parameter_is_a_file_or_a_folder() -> None:
+    paths = _path_params()
+    either = sorted(
+        f"{name} {param}"
+        for (name, param), (file_okay, dir_okay) in paths.items()
+        if file_okay and dir_okay and (name, param) not in PATH_EXEMPT
+    )
+    assert not either, (
+        "path parameters that declare neither dir_okay=False nor file_okay=False (add one, or "
+        "an entry with its reason to PATH_EXEMPT):\n" + "\n".join(either)
+    )
+    stale = sorted(f"{n} {p}" for n, p in PATH_EXEMPT if paths.get((n, p)) != (True, True))
+    assert not stale, f"PATH_EXEMPT entries that are gone or now declare a kind: {stale}"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("items", "analyze", "{dir}"), ("pairwise", "fit", "{dir}"), ("turing", "analyze", "{dir}")],
+    ids=lambda a: " ".join(a[:2]),
+)
+def test_a_folder_where_a_file_is_expected_is_a_usage_error(edueval, tmp_path, args) -> None:
+    folder = tmp_path / "data.csv"
+    folder.mkdir()
+    run = edueval(*[str(folder) if a == "{dir}" else a for a in args], "--out", tmp_path / "run")
+    assert_refused(run, code=2, contains="is a directory", out=tmp_path / "run")
+    assert str(folder) in run.err_lines[-1], run
+    assert not (tmp_path / "run").exists(), run
+
+
+def test_a_file_given_as_out_is_a_usage_error(edueval, tmp_path) -> None:
+    a_file = tmp_path / "a-file.txt"
+    a_file.write_text("keep me\n")
+    run = edueval("kt", "simulate", "--students", "3", "--out", a_file)
+    assert_refused(run, code=2, contains="is a file")
+    assert "'--out'" in run.err_lines[-1] and str(a_file) in run.err_lines[-1], run
+    assert a_file.read_text() == "keep me\n"
+
+
+def test_a_missing_input_file_is_still_the_readers_one_line(edueval, tmp_path) -> None:
+    """No exists=True: a missing file stays the reader's ``error: FILE: file not found``."""
+    missing = tmp_path / "no-such.csv"
+    run = edueval("items", "analyze", missing, "--out", tmp_path / "run")
+    assert_refused(run, code=2, contains="file not found", out=tmp_path / "run")
+    assert run.err_lines == [f"error: {missing}: file not found"], run

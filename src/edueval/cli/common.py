@@ -17,6 +17,7 @@ OutOption = Annotated[
         "--out",
         "-o",
         metavar="DIR",
+        file_okay=False,
         help="Run directory to write (default: runs/<command>-<time>).",
     ),
 ]

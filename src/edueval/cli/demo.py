@@ -13,7 +13,9 @@ from .ranges import SEED_MAX
 
 
 def demo(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the demo.")] = Path("demo"),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", file_okay=False, help="Folder for the demo.")
+    ] = Path("demo"),
     quick: Annotated[bool, typer.Option(help="Small sizes (seconds), for a smoke test.")] = False,
     seed: Annotated[
         int, typer.Option(min=0, max=SEED_MAX, help="Seed of every random choice (0 to 2**63 - 1).")

@@ -18,14 +18,17 @@ app = typer_app(
 ResponsesArg = Annotated[
     Path,
     typer.Argument(
+        dir_okay=False,
         help="Responses CSV (student, item, choice | correct); or, with no ITEMS, a QG-SMS "
         "question file (JSON/JSONL with q_id, learning_mat_id, q_text, answer, learning_mat, "
-        "topic, stud_perf)."
+        "topic, stud_perf).",
     ),
 ]
 ItemsArg = Annotated[
     Path | None,
-    typer.Argument(help="Items JSONL (item, text, choices, answer, material, topic)."),
+    typer.Argument(
+        dir_okay=False, help="Items JSONL (item, text, choices, answer, material, topic)."
+    ),
 ]
 
 

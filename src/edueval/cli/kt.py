@@ -32,7 +32,10 @@ ColOrder = Annotated[
     str, typer.Option("--col-order", help="Order column (or order_id); file order if absent.")
 ]
 ColKnown = Annotated[str, typer.Option("--col-known", help="True 0/1 knowledge state column.")]
-DataArg = Annotated[Path, typer.Argument(help="Response file (CSV, TSV, JSONL, JSON or Parquet).")]
+DataArg = Annotated[
+    Path,
+    typer.Argument(dir_okay=False, help="Response file (CSV, TSV, JSONL, JSON or Parquet)."),
+]
 DatasetArg = Annotated[
     Path,
     typer.Argument(
@@ -97,12 +100,15 @@ FixedFile = Annotated[
     Path | None,
     typer.Option(
         "--fixed",
+        dir_okay=False,
         help="Long table (skill, parameter, group, value; * = all) of parameters held at a value.",
     ),
 ]
 InitFile = Annotated[
     Path | None,
-    typer.Option("--init", help="Long table of starting values for the first restart."),
+    typer.Option(
+        "--init", dir_okay=False, help="Long table of starting values for the first restart."
+    ),
 ]
 
 ThresholdOption = Annotated[
@@ -150,8 +156,9 @@ def simulate(
     params: Annotated[
         Path | None,
         typer.Option(
+            dir_okay=False,
             help="Parameter file (skill, prior, learn, guess, "
-            "slip[, forget]) instead of random ones."
+            "slip[, forget]) instead of random ones.",
         ),
     ] = None,
     forget_max: Annotated[
@@ -245,7 +252,9 @@ def predict(
     params: Annotated[
         Path,
         typer.Option(
-            help="Parameter file: wide (one row per skill) or long (skill, parameter, group, value)."
+            dir_okay=False,
+            help="Parameter file: wide (one row per skill) or long (skill, parameter, group, "
+            "value).",
         ),
     ],
     out: OutOption = None,
@@ -401,6 +410,7 @@ def evaluate(
         Path | None,
         typer.Option(
             "--params",
+            dir_okay=False,
             help="Parameter file (wide or long) giving k per skill instead of --n-params.",
         ),
     ] = None,
@@ -624,7 +634,9 @@ def roster(
             "model folder."
         ),
     ],
-    updates: Annotated[Path, typer.Option("--updates", help="Response log to replay.")],
+    updates: Annotated[
+        Path, typer.Option("--updates", dir_okay=False, help="Response log to replay.")
+    ],
     threshold: ThresholdOption = 0.95,
     out: OutOption = None,
     overwrite: OverwriteOption = False,

@@ -24,6 +24,10 @@ from .ranges import COUNT_MAX, check_memory
 
 app = typer_app("Malgorithm identification (MalAlgoQA): generate, run, score, audit.")
 
+QuestionsArg = Annotated[
+    Path, typer.Argument(dir_okay=False, help="MalAlgoQA-format questions (CSV/JSONL).")
+]
+
 
 #: Bytes per generated question in memory (its text, choices, rationales and table row).
 QUESTION_BYTES = 4000
@@ -53,7 +57,7 @@ def generate(
 
 @app.command()
 def run(
-    questions: Annotated[Path, typer.Argument(help="MalAlgoQA-format questions (CSV/JSONL).")],
+    questions: QuestionsArg,
     model: ModelOption = None,
     prompt: Annotated[
         str,
@@ -152,7 +156,9 @@ def run(
 
 @app.command()
 def score(
-    responses: Annotated[Path, typer.Argument(help="responses.csv of a malalgo run.")],
+    responses: Annotated[
+        Path, typer.Argument(dir_okay=False, help="responses.csv of a malalgo run.")
+    ],
     out: OutOption = None,
     overwrite: OverwriteOption = False,
 ) -> None:
@@ -170,7 +176,7 @@ def score(
 
 @app.command()
 def audit(
-    questions: Annotated[Path, typer.Argument(help="MalAlgoQA-format questions (CSV/JSONL).")],
+    questions: QuestionsArg,
     folds: Annotated[
         int,
         typer.Option(min=2, max=COUNT_MAX, help="Cross-validation folds (whole questions, >= 2)."),

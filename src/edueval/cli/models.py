@@ -53,6 +53,7 @@ EndpointsOption = Annotated[
     typer.Option(
         "--endpoints",
         metavar="FILE",
+        dir_okay=False,
         help="YAML list of servers for openai/MODEL, each with url and optionally model, key_env "
         "and max_connections; calls go to the one with the most free connections, one that keeps failing is "
         "set aside. Pooled with any --base-url.",
@@ -102,8 +103,8 @@ NoCacheOption = Annotated[
 ]
 CacheDirOption = Annotated[
     Path | None,
-    typer.Option("--cache-dir", help="Response cache folder (default $EDUEVAL_CACHE_DIR or "
-                 "~/.cache/edueval)."),
+    typer.Option("--cache-dir", file_okay=False, help="Response cache folder (default "
+                 "$EDUEVAL_CACHE_DIR or ~/.cache/edueval)."),
 ]  # fmt: skip
 
 

@@ -30,8 +30,9 @@ app = typer_app(
 DataArg = Annotated[
     Path,
     typer.Argument(
+        dir_okay=False,
         help="Comparisons file (CSV, TSV, JSONL or JSON): item, attribute, rater, first, second, "
-        "outcome (first|second|tie)."
+        "outcome (first|second|tie).",
     ),
 ]
 Ties = Annotated[
@@ -62,6 +63,7 @@ Exclude = Annotated[
     Path | None,
     typer.Option(
         "--exclude-raters",
+        dir_okay=False,
         help="Raters to leave out: YAML list or mapping (like outliers.yaml), or one id per line.",
     ),
 ]
@@ -81,7 +83,8 @@ def _order(value: str | None) -> list[str] | None:
 @app.command("import-teacher-test")
 def import_teacher_test(
     items: Annotated[
-        Path | None, typer.Argument(help="items.jsonl of the AI Teacher Test data.")
+        Path | None,
+        typer.Argument(dir_okay=False, help="items.jsonl of the AI Teacher Test data."),
     ] = None,
     bundled: Annotated[
         bool, typer.Option("--bundled", help="Use the copy that ships with edueval.")
@@ -188,7 +191,9 @@ def raters(
     ] = "drop",
     compare: Annotated[
         Path | None,
-        typer.Option(help="A reference list of raters (e.g. the authors' outliers.yaml)."),
+        typer.Option(
+            dir_okay=False, help="A reference list of raters (e.g. the authors' outliers.yaml)."
+        ),
     ] = None,
     chains: Chains = 4,
     warmup: Warmup = 1000,
@@ -230,8 +235,9 @@ def summarize(
     scores: Annotated[
         Path | None,
         typer.Option(
+            dir_okay=False,
             help="Per-reply scores to correlate with alpha: item, agent[, attribute], and the "
-            "--score-column."
+            "--score-column.",
         ),
     ] = None,
     score_column: Annotated[str, typer.Option(help="Column of --scores to use.")] = "score",
@@ -299,8 +305,9 @@ def replicate_teacher_test(
     folder: Annotated[
         Path | None,
         typer.Argument(
+            file_okay=False,
             help="Folder with items.jsonl and outliers.yaml (default: the copy bundled with "
-            "edueval)."
+            "edueval).",
         ),
     ] = None,
     out: OutOption = None,

@@ -35,11 +35,12 @@ def _line(res: dict) -> str:
 
 @app.command()
 def run(
-    pairs: Annotated[Path, typer.Argument(help="pairs.csv from `items pairs`.")],
+    pairs: Annotated[Path, typer.Argument(dir_okay=False, help="pairs.csv from `items pairs`.")],
     items: Annotated[
         Path,
         typer.Argument(
-            help="items.jsonl (item, text, choices, answer, material, topic, material_text)."
+            dir_okay=False,
+            help="items.jsonl (item, text, choices, answer, material, topic, material_text).",
         ),
     ],  # fmt: skip
     method: Annotated[
@@ -154,7 +155,10 @@ def run(
 
 @app.command()
 def score(
-    judgements: Annotated[list[Path], typer.Argument(help="judgements.csv of one or more runs.")],
+    judgements: Annotated[
+        list[Path],
+        typer.Argument(dir_okay=False, help="judgements.csv of one or more runs."),
+    ],
     bt: Annotated[
         bool,
         typer.Option("--bt/--no-bt", help="Fit P2's Bradley-Terry model for the question ranking."),

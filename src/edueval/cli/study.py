@@ -18,7 +18,9 @@ MAX_WORKERS = 256
 
 app = typer_app("The study web app: serve, invite, export.")
 
-StudyArg = Annotated[Path, typer.Argument(help="study.yaml (see edueval.study.config).")]
+StudyArg = Annotated[
+    Path, typer.Argument(dir_okay=False, help="study.yaml (see edueval.study.config).")
+]
 DbOption = Annotated[
     str | None,
     typer.Option("--db", help="SQLAlchemy database URL (default $EDUEVAL_STUDY_DB, else a SQLite "
@@ -166,14 +168,14 @@ def invite(
     ] = None,
     participants: Annotated[
         Path | None,
-        typer.Option("--participants", help="File with one participant id a line, exactly as "
-                     f"written (at most {MAX_PARTICIPANTS:,})."),
+        typer.Option("--participants", dir_okay=False, help="File with one participant id a "
+                     f"line, exactly as written (at most {MAX_PARTICIPANTS:,})."),
     ] = None,
     base_url: Annotated[str, typer.Option("--base-url")] = "http://127.0.0.1:8000",
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="CSV of links to write (readable by you only: it "
-                     "holds every participant's token)."),
+        typer.Option("--out", "-o", dir_okay=False, help="CSV of links to write (readable by "
+                     "you only: it holds every participant's token)."),
     ] = None,
     db: DbOption = None,
 ) -> None:  # fmt: skip

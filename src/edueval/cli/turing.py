@@ -87,7 +87,9 @@ def _ints(text: str, name: str) -> list[int]:
 
 @app.command()
 def analyze(
-    choices: Annotated[Path, typer.Argument(help="Phase-2 CSV: student, question, chosen.")],
+    choices: Annotated[
+        Path, typer.Argument(dir_okay=False, help="Phase-2 CSV: student, question, chosen.")
+    ],
     eps: EpsOption = 0.10,
     delta: DeltaOption = 0.05,
     alpha: AlphaOption = 0.05,
@@ -104,7 +106,11 @@ def analyze(
     ] = "cr3",
     phase1: Annotated[
         Path | None,
-        typer.Option("--phase1", help="Phase-1 file: check every student made an error there."),
+        typer.Option(
+            "--phase1",
+            dir_okay=False,
+            help="Phase-1 file: check every student made an error there.",
+        ),
     ] = None,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -333,7 +339,11 @@ def simulate(
     ] = "0.2,0.4,0.6",
     frequencies: Annotated[
         Path | None,
-        typer.Option("--frequencies", help="CSV rule,frequency (default: the documented nine)."),
+        typer.Option(
+            "--frequencies",
+            dir_okay=False,
+            help="CSV rule,frequency (default: the documented nine).",
+        ),
     ] = None,
     seed: SeedOption = 0,
     se: ClusterSeOption = "cr3",
@@ -374,7 +384,10 @@ def simulate(
 @app.command()
 def generate(
     phase1: Annotated[
-        Path, typer.Argument(help="Phase-1 file: student, question, answer, correct_answer.")
+        Path,
+        typer.Argument(
+            dir_okay=False, help="Phase-1 file: student, question, answer, correct_answer."
+        ),
     ],
     unconditioned: Annotated[
         bool,
@@ -462,13 +475,24 @@ def generate(
 
 @app.command()
 def assemble(
-    ai: Annotated[Path, typer.Argument(help="distractors.csv from turing generate.")],
+    ai: Annotated[
+        Path, typer.Argument(dir_okay=False, help="distractors.csv from turing generate.")
+    ],
     human: Annotated[
-        Path, typer.Option("--human", help="Expert CSV: student, question, human_distractor.")
+        Path,
+        typer.Option(
+            "--human",
+            dir_okay=False,
+            help="Expert CSV: student, question, human_distractor.",
+        ),
     ],
     random: Annotated[
         Path | None,
-        typer.Option("--random", help="CSV student, question, random_distractor (else made up)."),
+        typer.Option(
+            "--random",
+            dir_okay=False,
+            help="CSV student, question, random_distractor (else made up).",
+        ),
     ] = None,
     keep_disputed: Annotated[
         bool,

@@ -38,14 +38,15 @@ app = typer_app("AI teacher replies: import-ncte, reply, make-study.")
 @app.command("import-ncte")
 def import_ncte_cmd(
     csv: Annotated[
-        Path | None, typer.Argument(help="NCTE uptake_data.csv (Demszky et al. 2021).")
+        Path | None,
+        typer.Argument(dir_okay=False, help="NCTE uptake_data.csv (Demszky et al. 2021)."),
     ] = None,
     bundled: Annotated[
         bool, typer.Option("--bundled", help="Use the copy that ships with edueval.")
     ] = False,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Dialogues JSONL to write.")] = Path(
-        "ncte-dialogues.jsonl"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", dir_okay=False, help="Dialogues JSONL to write.")
+    ] = Path("ncte-dialogues.jsonl"),
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, max=COUNT_MAX, help="Only the first N rows.")
     ] = None,
@@ -64,7 +65,8 @@ def import_ncte_cmd(
 @app.command()
 def reply(
     dialogues: Annotated[
-        Path, typer.Argument(help="Dialogues JSONL (see edueval.tutor.dialogues).")
+        Path,
+        typer.Argument(dir_okay=False, help="Dialogues JSONL (see edueval.tutor.dialogues)."),
     ],
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
@@ -148,10 +150,13 @@ def reply(
 
 @app.command("make-study")
 def make_study_cmd(
-    replies: Annotated[list[Path], typer.Argument(help="replies.csv of one or more tutor runs.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Study folder to write.")] = Path(
-        "study"
-    ),
+    replies: Annotated[
+        list[Path],
+        typer.Argument(dir_okay=False, help="replies.csv of one or more tutor runs."),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", file_okay=False, help="Study folder to write.")
+    ] = Path("study"),
     items_per_participant: Annotated[
         int, typer.Option("--items-per-participant", min=1, max=COUNT_MAX)
     ] = 10,
