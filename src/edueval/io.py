@@ -25,6 +25,7 @@ __all__ = [
     "InputError",
     "file_sha256",
     "read_table",
+    "as_table",
     "require_columns",
     "binary_column",
     "numeric_column",
@@ -361,6 +362,31 @@ def read_table(
     df.attrs["file"] = str(path)
     df.attrs["kind"] = kind
     df.attrs.setdefault("index_is_line", kind in {"csv", "tsv", "jsonl"})
+    return df
+
+
+def as_table(
+    data: str | Path | pd.DataFrame,
+    *,
+    name: str = "table",
+    text_columns: Iterable[str] = (),
+    encoding: str = "utf-8",
+) -> pd.DataFrame:
+    """A table from a path (:func:`read_table`) or from the user's own DataFrame, ready for the
+    same validation.
+
+    A DataFrame is never modified: a copy with a fresh 0-based index and string column names is
+    returned, its ``attrs`` naming it (``"<name> DataFrame"``) where errors would name a file;
+    rows are not numbered as lines.  An empty frame is refused as an empty file is.
+    """
+    if not isinstance(data, pd.DataFrame):
+        return read_table(data, text_columns=text_columns, encoding=encoding)
+    label = f"{name} DataFrame"
+    if len(data.columns) == 0 or len(data) == 0:
+        raise InputError("no data rows; expected at least one row", file=label)
+    df = data.reset_index(drop=True)
+    df.columns = [str(c) for c in df.columns]
+    df.attrs = {"file": label, "kind": "frame", "index_is_line": False}
     return df
 
 

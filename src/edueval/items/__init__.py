@@ -7,8 +7,10 @@ Python API (mirrors ``edueval items ...``)::
         ClassroomConfig, simulate_classroom,
     )
 
+    res = analyze_items(responses_df, items_df)   # the user's own frames (or paths), validated
     data = load_item_data("responses.csv", "items.jsonl")   # or read_qgsms_questions("qs.json")
     res = analyze_items(data)          # res.items: DF, DC, DC_rest, DC_ul, DE, nonfunctional
+    print(res.summary()); res.mean["DC"]; res.to_frame()   # no run folder, no file written
     pairs = make_pairs(res.items, alpha={"DF": 0.15}, seed=1)
     room = simulate_classroom(ClassroomConfig(n_students=60, seed=1))   # offline ground truth
 """

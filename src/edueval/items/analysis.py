@@ -26,12 +26,13 @@ undefined and reported as NaN, as are DE and the distractor rates when only ``co
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..stats import pearson
-from .data import ItemData
+from .data import ItemData, as_item_data
 
 __all__ = ["ItemAnalysis", "analyze_items", "pearson"]  # pearson: from edueval.stats
 
@@ -76,6 +77,39 @@ class ItemAnalysis:
     threshold: float
     group_fraction: float
 
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def n_students(self) -> int:
+        return len(self.students)
+
+    @property
+    def n_responses(self) -> int:
+        return int(self.items["n"].sum())
+
+    @property
+    def has_choices(self) -> bool:
+        """Whether the options chosen are known (DE and the distractor table need them)."""
+        return len(self.distractors) > 0
+
+    @property
+    def mean(self) -> dict[str, float]:
+        """Mean DF, DC, DC_rest, DC_ul and DE over the items (as ``results.json`` holds them)."""
+        return {k: float(self.items[k].mean()) for k in ("DF", "DC", "DC_rest", "DC_ul", "DE")}
+
+    @property
+    def n_nonfunctional(self) -> int:
+        return int((self.distractors["functional"] == False).sum())  # noqa: E712
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy rows: ``item, material, topic, measure, value`` (n, n_correct, DF, DC, DC_rest,
+        DC_ul, n_distractors, DE per item)."""
+        measures = ["n", "n_correct", "DF", "DC", "DC_rest", "DC_ul", "n_distractors", "DE"]
+        return self.items.melt(id_vars=["item", "material", "topic"], value_vars=measures,
+                               var_name="measure", value_name="value")  # fmt: skip
+
     def summary(self) -> str:
         t = self.items
         lines = [
@@ -93,9 +127,17 @@ class ItemAnalysis:
 
 
 def analyze_items(
-    data: ItemData, *, threshold: float = 0.05, group_fraction: float = 0.27
+    data: ItemData | str | Path | pd.DataFrame,
+    items: str | Path | pd.DataFrame | None = None,
+    *,
+    threshold: float = 0.05,
+    group_fraction: float = 0.27,
 ) -> ItemAnalysis:
-    """Item statistics for every item of ``data`` (see the module docstring)."""
+    """Item statistics for every item (see the module docstring), from an :class:`ItemData`, from
+    responses and items (the user's own DataFrames or files: ``analyze_items(responses_df,
+    items_df)``, validated as ``items analyze`` validates its files, raising
+    :class:`~edueval.io.InputError`), or from QG-SMS questions alone.  Nothing is written."""
+    data = as_item_data(data, items)
     resp = data.responses
     items = data.items
     totals = resp.groupby("student", sort=True)["correct"].agg(["size", "sum"])

@@ -42,10 +42,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, identifier_problem, line_of, load_json, read_table
+from ..io import InputError, as_table, identifier_problem, line_of, load_json
 from ..tables import Col, Schema
 
-__all__ = ["ItemData", "read_items", "read_responses", "read_qgsms_questions", "load_item_data"]
+__all__ = [
+    "ItemData",
+    "as_item_data",
+    "read_items",
+    "read_responses",
+    "read_qgsms_questions",
+    "load_item_data",
+]
 
 #: An items file (``items simulate`` writes its ground truth beside these columns: open).
 ITEMS_SCHEMA = Schema(
@@ -75,6 +82,36 @@ class ItemData:
     @property
     def has_choices(self) -> bool:
         return bool(self.responses["choice"].notna().all())
+
+    def checked(self) -> ItemData:
+        """This data when it is already in the readers' form; otherwise the user's own items and
+        responses tables (as the files hold them) validated exactly as the files are."""
+        items_ok = set(self.items.columns) >= _READ_ITEMS
+        if items_ok and set(self.responses.columns) >= _READ_RESPONSES:
+            return self
+        items = self.items if items_ok else read_items(self.items)
+        responses = read_responses(self.responses, items)
+        _check_coverage(items, responses, "responses DataFrame")
+        return ItemData(items, responses)
+
+
+#: The columns of the tables the readers return (``ItemData`` already in this form is trusted).
+_READ_ITEMS = {"item", "options", "option_text", "answer", "material", "material_text", "topic"}
+_READ_RESPONSES = {"student", "item", "choice", "correct"}
+
+
+def as_item_data(
+    data: ItemData | str | Path | pd.DataFrame, items: str | Path | pd.DataFrame | None = None
+) -> ItemData:
+    """Validated :class:`ItemData` from an ``ItemData``, from responses and items (files or
+    DataFrames, as :func:`load_item_data`), or (``items`` None) from QG-SMS questions."""
+    if isinstance(data, ItemData):
+        if items is not None:
+            raise TypeError("pass an ItemData, or responses and items -- not both")
+        return data.checked()
+    if items is None:
+        return read_qgsms_questions(data)
+    return load_item_data(data, items)
 
 
 def _labels(n: int) -> list[str]:
@@ -154,10 +191,11 @@ def _accuracy(value: Any) -> int | None:
     return _ACCURACY.get(str(value).strip().lower()) if isinstance(value, str) else None
 
 
-def read_items(path: str | Path) -> pd.DataFrame:
-    """Read and validate an items file (see the module docstring)."""
-    df = read_table(path, text_columns=["item", "material", "topic", "answer"])
-    file = str(path)
+def read_items(data: str | Path | pd.DataFrame) -> pd.DataFrame:
+    """Read and validate an items file, or check the user's own items DataFrame the same way
+    (see the module docstring; ``choices`` may then hold Python lists or dicts)."""
+    df = as_table(data, name="items", text_columns=["item", "material", "topic", "answer"])
+    file = df.attrs.get("file")
     ITEMS_SCHEMA.validate(df)
     rows = []
     has_mt = "material_text" in df.columns
@@ -190,10 +228,11 @@ def read_items(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def read_responses(path: str | Path, items: pd.DataFrame) -> pd.DataFrame:
-    """Read responses and check them against ``items`` (see the module docstring)."""
-    df = read_table(path, text_columns=["student", "item", "choice"])
-    file = str(path)
+def read_responses(data: str | Path | pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """Read responses (a file or a DataFrame) and check them against ``items``, as
+    :func:`read_items` returns them (see the module docstring)."""
+    df = as_table(data, name="responses", text_columns=["student", "item", "choice"])
+    file = df.attrs.get("file")
     RESPONSES_SCHEMA.check_header(df)
     if "choice" not in df.columns and "correct" not in df.columns:
         raise InputError(
@@ -269,12 +308,16 @@ def _check_coverage(items: pd.DataFrame, responses: pd.DataFrame, file: str | No
         )
 
 
-def load_item_data(responses_path: str | Path, items_path: str | Path) -> ItemData:
-    """Responses + items files -> :class:`ItemData` (every question must have responses)."""
-    items = read_items(items_path)
-    responses = read_responses(responses_path, items)
-    _check_coverage(items, responses, str(responses_path))
-    return ItemData(items, responses)
+def load_item_data(
+    responses: str | Path | pd.DataFrame, items: str | Path | pd.DataFrame
+) -> ItemData:
+    """Responses + items (files or DataFrames) -> :class:`ItemData`, validated as the files are
+    (every question must have responses)."""
+    item_table = read_items(items)
+    answers = read_responses(responses, item_table)
+    source = "responses DataFrame" if isinstance(responses, pd.DataFrame) else str(responses)
+    _check_coverage(item_table, answers, source)
+    return ItemData(item_table, answers)
 
 
 #: The QG-SMS question format (the release's JSON list or JSONL).  Open: other keys are kept and
@@ -288,11 +331,12 @@ QGSMS_SCHEMA = Schema(
 )  # fmt: skip
 
 
-def read_qgsms_questions(path: str | Path) -> ItemData:
-    """Read the QG-SMS question format (JSON list or JSONL; see the module docstring)."""
-    path = Path(path)
-    df = read_table(path, text_columns=["q_id", "learning_mat_id", "answer", "topic"])
-    file = str(path)
+def read_qgsms_questions(data: str | Path | pd.DataFrame) -> ItemData:
+    """Read the QG-SMS question format (JSON list or JSONL, or a DataFrame of its records; see
+    the module docstring)."""
+    df = as_table(data, name="questions",
+                  text_columns=["q_id", "learning_mat_id", "answer", "topic"])  # fmt: skip
+    file = df.attrs.get("file")
     QGSMS_SCHEMA.validate(df)
     items, responses = [], []
     for pos, rec in enumerate(df.to_dict("records")):

@@ -98,14 +98,13 @@ def analyze_run(
     run.text("items.jsonl", items_jsonl(data))
     rep = Report("Test-item analysis", f"{responses}" + (f" + {items}" if items else ""))
     _analysis_report(res, rep)
-    t = res.items
     results = {
-        "n_items": len(t),
-        "n_students": len(res.students),
-        "n_responses": int(t["n"].sum()),
+        "n_items": res.n_items,
+        "n_students": res.n_students,
+        "n_responses": res.n_responses,
         "has_choices": data.has_choices,
-        "mean": {k: t[k].mean() for k in ("DF", "DC", "DC_rest", "DC_ul", "DE")},
-        "n_nonfunctional": int((res.distractors["functional"] == False).sum()),  # noqa: E712
+        "mean": res.mean,
+        "n_nonfunctional": res.n_nonfunctional,
     }
     run.finish(results, rep.render())
     return results

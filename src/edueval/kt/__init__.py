@@ -1,9 +1,13 @@
 """P1 -- knowledge tracing and moment of learning (Pardos & Yudelson), and the models users
 compare beside it.
 
-Python API::
+Python API (in memory: DataFrames in, results objects out, nothing written)::
 
-    from edueval.kt import BKT, simulate, forward, random_params, moment_of_learning, metrics
+    from edueval.kt import BKT, evaluate, simulate, forward, random_params, moment_of_learning
+    model = BKT(seed=1).fit(responses)           # a DataFrame: student, skill, correct[, order]
+    print(model.summary())                       # fitted parameters and fit statistics per skill
+    ev = evaluate(model.predict(responses), params=model)   # KTEvaluation
+    print(ev.summary()); ev.performance["auc"]; ev.mol_mad; ev.to_frame()
     from edueval.kt import AFM, PFA, Roster, save_model, load_model, cross_validate, compare_models
 """
 
@@ -11,8 +15,9 @@ import importlib
 from typing import Any
 
 from . import metrics
-from .bkt import BKT, FitResult, forward, simulate
-from .data import Columns, Sequences, pack
+from .bkt import BKT, FitResult, NotFittedError, forward, simulate
+from .data import Columns, RowFilter, Sequences, pack, read_responses
+from .evaluation import KTEvaluation, evaluate
 from .mastery import moment_of_learning, n_correct_in_a_row
 from .params import PAPER_RANGES, BKTParams, random_params, read_params
 from .simulate_items import draw_item_params, item_params_long, simulate_items
@@ -51,13 +56,17 @@ __all__ = [
     "CompareResult",
     "CVResult",
     "FitResult",
+    "KTEvaluation",
+    "NotFittedError",
     "PAPER_RANGES",
     "PFA",
     "Roster",
+    "RowFilter",
     "Sequences",
     "compare_models",
     "cross_validate",
     "draw_item_params",
+    "evaluate",
     "forward",
     "item_params_long",
     "load_model",
@@ -69,6 +78,7 @@ __all__ = [
     "pack",
     "random_params",
     "read_params",
+    "read_responses",
     "replay",
     "save_model",
     "simulate",

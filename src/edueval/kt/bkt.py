@@ -20,7 +20,20 @@ from . import _kernels as K
 from .data import Columns, Sequences, pack, time_major
 from .params import PARAM_NAMES, BKTParams, params_frame, params_matrix
 
-__all__ = ["BKT", "simulate", "simulate_arrays", "forward", "forward_sequences", "FitResult"]
+__all__ = [
+    "BKT",
+    "FitResult",
+    "NotFittedError",
+    "forward",
+    "forward_sequences",
+    "simulate",
+    "simulate_arrays",
+]
+
+
+class NotFittedError(RuntimeError):
+    """A model used (``predict``, ``score``, ``summary``...) before ``fit`` (scikit-learn's name;
+    a :class:`RuntimeError`, as these models raised before)."""
 
 
 def simulate_arrays(
@@ -353,7 +366,7 @@ class BKT:
     # -- prediction ----------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "params_"):
-            raise RuntimeError("this BKT model is not fitted yet; call fit() first")
+            raise NotFittedError("this BKT model is not fitted yet; call fit() first")
 
     def predict(self, data: pd.DataFrame) -> pd.DataFrame:
         """``data`` with ``p_correct`` and ``p_known`` added (see :func:`forward`)."""
@@ -387,6 +400,31 @@ class BKT:
                 P[k],
             )
         return total
+
+    def summary(self) -> str:
+        """A printable table of the fitted parameters per skill with the fit statistics
+        (log-likelihood, EM iterations, convergence) when the model has them.  A variant's
+        parameters are listed as its long table (``skill, parameter, group, value, free``)."""
+        self._check_fitted()
+        params = self.params_
+        names = ("log_likelihood", "n_iter", "converged")
+        stats = [getattr(self, f"{name}_") for name in names if hasattr(self, f"{name}_")]
+        fit = pd.concat(stats, axis=1) if stats else pd.DataFrame()
+        fit.index = fit.index.astype(str)
+        long = "parameter" in params.columns
+        n_skills = params["skill"].nunique() if long else len(params)
+        head = [repr(self), f"{n_skills} skills, {getattr(self, 'n_params_', '?')} free parameters"]
+        if "log_likelihood" in fit.columns:
+            head[-1] += f", total log-likelihood {fit['log_likelihood'].sum():.4f}"
+        if "converged" in fit.columns and not fit["converged"].all():
+            head[-1] += f"; {int((~fit['converged']).sum())} skill(s) did not converge"
+        fmt = {"float_format": lambda v: f"{v:.4f}"}
+        if not long:
+            return "\n".join([*head, params.join(fit).to_string(**fmt)])
+        lines = [*head, params.to_string(index=False, **fmt)]
+        if len(fit.columns):
+            lines += ["", fit.to_string(**fmt)]
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return (

@@ -21,11 +21,11 @@ import pandas as pd
 from ..io import (
     InputError,
     JSONText,
+    as_table,
     binary_column,
     identifier_problem,
     line_of,
     order_column,
-    read_table,
     require_columns,
     unclean_identifiers,
 )
@@ -352,14 +352,15 @@ def _is_number(text: str) -> bool:
 
 
 def read_responses(
-    path: str | Path,
+    data: str | Path | pd.DataFrame,
     columns: Columns | None = None,
     *,
     require_known: bool = False,
     encoding: str = "utf-8",
     rows: RowFilter | None = None,
 ) -> tuple[pd.DataFrame, Sequences, Columns]:
-    """Read and validate a response file; return the table, its packed sequences and column names.
+    """Read and validate a response file (or the user's own DataFrame, checked the same way;
+    it is not modified); return the table, its packed sequences and column names.
 
     With ``rows``, only the selected rows are used; ``df.attrs["dropped"]`` counts the rows each
     rule left out and ``df.attrs["notes"]`` holds remarks worth showing the user (e.g. an
@@ -367,7 +368,7 @@ def read_responses(
     """
     cols = columns or Columns()
     ids = {cols.student, cols.skill, *(_PYBKT_NAMES[k] for k in ("student", "skill"))}
-    df = read_table(path, text_columns=ids, encoding=encoding)
+    df = as_table(data, name="responses", text_columns=ids, encoding=encoding)
     cols = cols.resolve(df)
     cols.schema().check_header(df)
     rows = rows or RowFilter()

@@ -270,7 +270,9 @@ class _KCLogistic:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
-            raise RuntimeError(f"this {type(self).__name__} model is not fitted yet; call fit()")
+            from .bkt import NotFittedError
+
+            raise NotFittedError(f"this {type(self).__name__} model is not fitted yet; call fit()")
 
     def _kc_codes(self, c: Counts) -> np.ndarray:
         known = _codes(c.skill_names, self.skills_)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, read_table
+from ..io import InputError, as_table
 from ..tables import Col, Schema
 
 __all__ = [
@@ -109,10 +109,28 @@ WIDE_SCHEMA = Schema(
 )  # fmt: skip
 
 
-def read_params(path: str | Path) -> pd.DataFrame:
+def skill_column(data: str | Path | pd.DataFrame) -> str | Path | pd.DataFrame:
+    """A parameter DataFrame indexed by skill (as ``BKT.params_``) with ``skill`` as a column."""
+    if (
+        isinstance(data, pd.DataFrame)
+        and "skill" not in data.columns
+        and data.index.name == "skill"
+    ):
+        return data.reset_index()
+    return data
+
+
+def read_params(data: str | Path | pd.DataFrame) -> pd.DataFrame:
     """Read a parameter file (CSV/JSON/JSONL with ``skill, prior, learn, guess, slip[, forget]``;
-    the fit statistics ``kt fit`` writes beside them are ignored; any other column is refused)."""
-    df = WIDE_SCHEMA.validate(read_table(path, text_columns=["skill"]))
+    the fit statistics ``kt fit`` writes beside them are ignored; any other column is refused),
+    or check a DataFrame the same way (``skill`` a column or the index, as ``BKT.params_``)."""
+    return wide_params(as_table(skill_column(data), name="parameters", text_columns=["skill"]))
+
+
+def wide_params(table: pd.DataFrame) -> pd.DataFrame:
+    """A wide parameter table as read (:func:`~edueval.io.as_table`), validated and indexed by
+    skill."""
+    df = WIDE_SCHEMA.validate(table)
     out = df.set_index("skill")[list(PARAM_NAMES)]
     out.index = pd.Index(out.index.astype(str), name="skill")
     return out

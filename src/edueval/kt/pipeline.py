@@ -17,8 +17,7 @@ from ..runs import RunDir
 from ..seeding import rng
 from .bkt import BKT, forward_sequences, simulate
 from .data import Columns, RowFilter, read_responses
-from .mastery import first_crossing, mol_summary
-from .metrics import evaluate
+from .evaluation import KTEvaluation, evaluation_tables, free_parameters
 from .params import PAPER_RANGES, params_matrix, random_params, read_params
 from .variants import forward_sequences_long, read_param_file
 
@@ -438,11 +437,7 @@ def evaluate_run(
     a Dask executor) goes through :func:`edueval.kt.dataset_runs.evaluate_dataset`."""
     from .dataset_runs import evaluate_dataset, uses_dataset_path
 
-    k_of = None
-    if params_path is not None:  # k per skill from a (variant's) parameter file
-        from .variants import free_counts
-
-        k_of = {str(s): int(v) for s, v in free_counts(read_param_file(params_path)).items()}
+    k_of = free_parameters(params_path)  # k per skill from a (variant's) parameter file
     params = {"n_params": n_params, "params_file": str(params_path) if params_path else None,
               "threshold": threshold, "n_in_a_row": n_in_a_row}  # fmt: skip
     if uses_dataset_path(data_path, executor):
@@ -453,89 +448,38 @@ def evaluate_run(
                      params={**params, "columns": asdict(ev["columns"]),
                              "dataset": ev["dataset"].describe(),
                              "executor": executor.describe() if executor else None})  # fmt: skip
-        return _write_evaluation(run, str(data_path), ev["metrics"], ev["mol"], ev["dropped"],
-                                 threshold, n_in_a_row, {"timing": ev["timing"]})  # fmt: skip
+        result = KTEvaluation(ev["metrics"], ev["mol"], threshold, n_in_a_row, ev["dropped"])
+        return _write_evaluation(run, str(data_path), result, {"timing": ev["timing"]})
     df, seqs, cols = read_responses(data_path, columns, encoding=encoding, rows=rows)
     selection = _selection(df, encoding, rows, warn)
-    metrics, mol = evaluation_tables(df, seqs, cols, k_of, n_params, threshold, n_in_a_row,
-                                     source=str(params_path))  # fmt: skip
+    metrics, mol = evaluation_tables(df, seqs, k_of, n_params=n_params, threshold=threshold,
+                                     n_in_a_row=n_in_a_row, source=str(params_path))  # fmt: skip
     run = RunDir(out, command="kt evaluate", inputs={"data": data_path},
                  params={**params, "columns": asdict(cols), **selection})  # fmt: skip
-    return _write_evaluation(run, str(data_path), metrics, mol, _dropped(df), threshold,
-                             n_in_a_row)  # fmt: skip
+    result = KTEvaluation(metrics, mol, threshold, n_in_a_row, _dropped(df))
+    return _write_evaluation(run, str(data_path), result)
 
 
-def evaluation_tables(df, seqs, cols, k_of, n_params, threshold, n_in_a_row, *, source=None):
-    """The metrics table (pooled rows first, then per skill) and, with the true state, the
-    moment of learning of each sequence."""
-    from ..io import numeric_column, require_columns
-
-    require_columns(df, ["p_correct"], what="predicted probability of a correct answer")
-    pc = numeric_column(df, "p_correct", low=0.0, high=1.0)[seqs.row]
-    has_knowledge = seqs.known is not None and "p_known" in df.columns
-    pk = numeric_column(df, "p_known", low=0.0, high=1.0)[seqs.row] if has_knowledge else None
-    k_of = k_of or {str(s): n_params for s in seqs.skills}
-    unknown = [str(s) for s in seqs.skills if str(s) not in k_of]
-    if unknown:
-        raise InputError(f"no parameters for skill {unknown[0]!r}", file=source)
-    targets = [("performance", seqs.obs, pc)] + ([("knowledge", seqs.known, pk)] if pk is not None else [])  # fmt: skip
-    rows = []
-    scopes = [("all", slice(None))] + [
-        (str(s), seqs.skill_slice(k)) for k, s in enumerate(seqs.skills)
-    ]
-    for scope, sl in scopes:
-        # the pooled row scores every skill's model at once: k counts all their parameters
-        k = sum(k_of[str(s)] for s in seqs.skills) if scope == "all" else k_of[scope]
-        for target, y, p in targets:
-            rows.append({"scope": scope, "target": target, "n": int(y[sl].shape[0]), "k": k,
-                         **evaluate(y[sl], p[sl], k=k)})  # fmt: skip
-    if pk is None:
-        return pd.DataFrame(rows), None
-    from . import _kernels as K
-
-    runs_ = K.run_lengths(seqs.obs, seqs.starts)
-    mol = pd.DataFrame(
-        {
-            "student": seqs.students,
-            "skill": seqs.skills[seqs.seq_skill],
-            "n_opportunities": np.diff(seqs.starts),
-            "t_true": first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity),
-            "t_est": first_crossing(pk >= threshold, seqs.starts, seqs.opportunity),
-            "t_in_a_row": first_crossing(runs_ >= n_in_a_row, seqs.starts, seqs.opportunity),
-        }
-    )
-    return pd.DataFrame(rows), mol
-
-
-def _pooled(metrics: pd.DataFrame, target: str) -> dict:
-    row = metrics[(metrics.scope == "all") & (metrics.target == target)].iloc[0]
-    return row.drop(["scope", "target"]).to_dict()
-
-
-def _write_evaluation(run, source, metrics, mol, dropped, threshold, n_in_a_row, extra=None):
+def _write_evaluation(run: RunDir, source: str, ev: KTEvaluation, extra=None) -> dict:
     """metrics.csv, moment_of_learning.csv, the report and results.json of ``kt evaluate``."""
+    metrics, mol = ev.metrics, ev.sequences
     run.table("metrics", metrics)
     rep = Report("Evaluation of knowledge-tracing predictions", source)
     rep.section("Metrics").table(metrics[metrics["scope"] == "all"])
-    results: dict = {"rows_left_out": dropped, "performance": _pooled(metrics, "performance")}
+    results = ev.results()
     if mol is None:
         rep.section("Knowledge").text(
             "No knowledge metrics: they need both a 'known' column (true state, as in simulated "
             "data) and a 'p_known' column."
         )
     else:
-        results["knowledge"] = _pooled(metrics, "knowledge")
         run.table("moment_of_learning", mol)
-        t_true, lengths = mol["t_true"].to_numpy(), mol["n_opportunities"].to_numpy()
-        s_bkt = mol_summary(t_true, mol["t_est"].to_numpy(), lengths)
-        s_row = mol_summary(t_true, mol["t_in_a_row"].to_numpy(), lengths)
-        results["moment_of_learning"] = {"threshold": threshold, **s_bkt}
-        results["moment_of_learning_in_a_row"] = {"n_in_a_row": n_in_a_row, **s_row}
+        s_bkt, s_row = results["moment_of_learning"], results["moment_of_learning_in_a_row"]
         rep.section("Moment of learning").text(
-            f"MoL MAD (P(known) >= {threshold}): {s_bkt['mol_mad']:.3f} opportunities over "
+            f"MoL MAD (P(known) >= {ev.threshold}): {s_bkt['mol_mad']:.3f} opportunities over "
             f"{s_bkt['n_sequences']} student-skill sequences; {s_bkt['n_never_learned']} never "
             f"learned and {s_bkt['n_never_crossed']} never crossed (both censored at T+1). "
-            f"{n_in_a_row} correct in a row: MAD {s_row['mol_mad']:.3f}."
+            f"{ev.n_in_a_row} correct in a row: MAD {s_row['mol_mad']:.3f}."
         )
     run.finish({**results, **(extra or {})}, rep.render())
     return results

@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, line_of, read_table
+from ..io import InputError, as_table, line_of
 from ..seeding import rng as make_rng
 from ..tables import Col, Schema, check_complete, near_miss
 from . import _variant_kernels as VK
@@ -694,15 +694,16 @@ def is_long(table: pd.DataFrame) -> bool:
     return {"parameter", "value"} <= set(table.columns)
 
 
-def read_param_file(path: str | Path, *, collapse: bool = True) -> pd.DataFrame:
-    """Read a parameter file in either format; returns a wide table when it is classic (one
-    value per skill and parameter; with ``collapse``, also for a long file whose groups are all
-    ``*``) and a validated long table otherwise."""
-    from .params import read_params
+def read_param_file(data: str | Path | pd.DataFrame, *, collapse: bool = True) -> pd.DataFrame:
+    """Read a parameter file in either format (or check a DataFrame the same way); returns a wide
+    table when it is classic (one value per skill and parameter; with ``collapse``, also for a
+    long file whose groups are all ``*``) and a validated long table otherwise."""
+    from .params import skill_column, wide_params
 
-    df = read_table(path, text_columns=["skill", "group", "parameter"])
+    df = as_table(skill_column(data), name="parameters",
+                  text_columns=["skill", "group", "parameter"])  # fmt: skip
     if not is_long(df):
-        return read_params(path)
+        return wide_params(df)
     out = _check_long(df, "long parameter file", extra=("share",))
     check_complete(out[out["parameter"] != "share"], "skill", "parameter",
                    [p for p in PARAM_NAMES if p != "forget"], what="a parameter file")  # fmt: skip
@@ -728,7 +729,8 @@ def free_counts(params: pd.DataFrame) -> pd.Series:
     return (n - n_forget.fillna(0) * zero_forget.reindex(n.index)).astype(int)
 
 
-def read_long_table(path: str | Path) -> pd.DataFrame:
-    """Read a ``--fixed`` / ``--init`` table (skill and group optional, default ``*``)."""
-    df = read_table(path, text_columns=["skill", "group", "parameter"])
+def read_long_table(data: str | Path | pd.DataFrame) -> pd.DataFrame:
+    """Read a ``--fixed`` / ``--init`` table (skill and group optional, default ``*``), from a
+    file or a DataFrame."""
+    df = as_table(data, name="parameter table", text_columns=["skill", "group", "parameter"])
     return _check_long(df, "parameter table")
