@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from .io import InputError
+from .process_setup import _SILENT, import_modules, silence_third_party_logs
 
 __all__ = [
     "ENV_SCHEDULER",
@@ -119,15 +120,6 @@ def _distributed():
     return distributed
 
 
-#: above CRITICAL: no third-party log line reaches the terminal (a connection torn down as the
-#: cluster closes is logged as CRITICAL "Failed to deserialize" on a run that succeeded); what
-#: fails is raised and said in one line by the command
-_SILENT = 60
-
-#: the loggers of the cluster path: Dask and distributed, and the event loop they run on
-#: (tornado's "Exception in callback", asyncio's "Task exception was never retrieved")
-THIRD_PARTY_LOGGERS = ("distributed", "dask", "tornado", "asyncio", "bokeh")
-
 #: what the cluster path imports: Dask's dataframe stack (with its query planner, dask_expr),
 #: pyarrow, and distributed's shuffle and Arrow (de)serialisation.  Imported in the thread that
 #: starts the cluster before it starts, and on each worker in its main thread before its first
@@ -150,39 +142,6 @@ CLUSTER_MODULES = (
     "distributed.shuffle._arrow",
     "distributed.shuffle._merge",
 )
-
-
-def import_modules(names: Sequence[str]) -> list[str]:
-    """Import ``names`` in this thread, in order; return those that could not be imported.
-
-    A missing optional piece (pyarrow on a worker that never reads data) is left to fail where
-    it is used, in one line there."""
-    import importlib
-
-    missing = []
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            missing.append(name)
-    return missing
-
-
-def silence_third_party_logs() -> None:
-    """Raise every logger of :data:`THIRD_PARTY_LOGGERS` (and each child given its own level,
-    e.g. distributed's ``tornado.application`` at ERROR with its own stderr handler) above
-    CRITICAL, for the rest of this process.
-
-    Dask logs every shuffle's start and end at WARNING and a failed task at ERROR; the event
-    loop logs exceptions in callbacks.  A command prints only its own lines and says itself, in
-    one line, what failed: a task's error is raised to the command by ``gather``."""
-    import logging
-
-    roots = set(THIRD_PARTY_LOGGERS)
-    known = [n for n, x in logging.root.manager.loggerDict.items() if isinstance(x, logging.Logger)]
-    for name in [*THIRD_PARTY_LOGGERS, *known]:
-        if name.split(".")[0] in roots:
-            logging.getLogger(name).setLevel(_SILENT)
 
 
 def _prepare_this_process() -> None:

@@ -13,7 +13,9 @@ import functools
 import hashlib
 import json
 import mmap
+import os
 import re
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from io import StringIO
 from pathlib import Path
@@ -23,6 +25,8 @@ import pandas as pd
 
 __all__ = [
     "InputError",
+    "RunFailed",
+    "atomic_write",
     "file_sha256",
     "read_table",
     "as_table",
@@ -73,6 +77,43 @@ class InputError(Exception):
         prefix = ", ".join(where)
         text = " ".join(self.message.split())  # always a single line
         return f"{prefix}: {text}" if prefix else text
+
+
+class RunFailed(Exception):
+    """A run that ended with results that must not be trusted (exit code 3).
+
+    The run directory is finished with status ``failed`` before this is raised, so what was
+    measured is kept and marked incomplete; the command line prints the message and exits 3.
+    """
+
+    exit_code = 3
+
+
+def _umask() -> int:
+    """The process's file-creation mask (read by setting it, then restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename.
+
+    The file gets the permissions a plain ``open()`` would give it (0666 less the umask; the
+    temporary file alone would be 0600), so reports and tables can be shared as usual."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
 
 
 def _bom_tolerant(encoding: str) -> str:

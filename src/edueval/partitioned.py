@@ -196,7 +196,7 @@ def _prepare(client: Any, *objects: Any) -> None:
 
 def _worker_died(client: Any, exc: Exception) -> Exception:
     """One line for a task whose workers kept dying (almost always: out of memory)."""
-    from .runs import RunFailed
+    from .io import RunFailed
 
     limits = {w.get("memory_limit") for w in client.scheduler_info().get("workers", {}).values()}
     limit = ", ".join(f"{m / 2**30:.1f} GiB" for m in sorted(x for x in limits if x))

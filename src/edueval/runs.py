@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .io import InputError, file_sha256
+from .io import InputError, RunFailed, atomic_write, file_sha256
 
 __all__ = [
     "RunDir",
@@ -48,16 +48,6 @@ __all__ = [
 #: incomplete (e.g. too many failed model calls: ``results.json`` says so); ``interrupted`` after
 #: Ctrl-C; ``error`` when the command stopped on an error after the directory was created.
 STATUSES = ("running", "complete", "failed", "interrupted", "error")
-
-
-class RunFailed(Exception):
-    """A run that ended with results that must not be trusted (exit code 3).
-
-    The run directory is finished with status ``failed`` before this is raised, so what was
-    measured is kept and marked incomplete; the command line prints the message and exits 3.
-    """
-
-    exit_code = 3
 
 
 _open_runs: list[RunDir] = []
@@ -105,33 +95,6 @@ def package_versions() -> dict[str, str]:
         except PackageNotFoundError:
             continue
     return out
-
-
-def _umask() -> int:
-    """The process's file-creation mask (read by setting it, then restoring it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: str | Path, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename.
-
-    The file gets the permissions a plain ``open()`` would give it (0666 less the umask; the
-    temporary file alone would be 0600), so reports and tables can be shared as usual."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def to_jsonable(obj: Any) -> Any:

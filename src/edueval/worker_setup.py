@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from .process_setup import import_modules, silence_third_party_logs
+
 __all__ = ["ImportFirst"]
 
 
@@ -34,8 +36,6 @@ class ImportFirst(WorkerPlugin):
         self.silence = silence
 
     def setup(self, worker: object) -> None:
-        from .executor import import_modules, silence_third_party_logs
-
         if self.silence:
             silence_third_party_logs()
         # what cannot be imported here fails where it is used, as it would have without this

@@ -162,7 +162,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The console script as earlier installs name it (``edueval.cli.main:run``)."""
-    from . import run as console_script
-
-    console_script()
+    """The console script as earlier installs name it (``edueval.cli.main:run``): as
+    :func:`edueval.cli.run`, whose start-up Ctrl-C handling has nothing left to guard here (this
+    module is imported already)."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = interrupted()
+    sys.exit(code)

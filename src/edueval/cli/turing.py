@@ -508,7 +508,7 @@ def assemble(
 ) -> None:
     """Per-student shuffled 4-option MCQs: correct + AI + human + random distractors (an MCQ
     whose AI distractor is missing is shown without it and counts as the AI not chosen)."""
-    from ..turing.assemble import assemble_run
+    from ..turing.pipeline import assemble_run
 
     path = out_dir(out, "turing assemble", overwrite)
     res = assemble_run(path, ai, human, random_path=random, seed=seed, keep_disputed=keep_disputed)

@@ -25,6 +25,7 @@ from ..runs import RunDir
 from . import outofcore as ooc
 from .bkt import BKT
 from .data import Columns, RowFilter
+from .fit_output import fit_params, write_fit
 from .params import PARAM_NAMES, params_frame, require_skills
 from .variants import read_param_file
 
@@ -189,7 +190,6 @@ def fit_dataset_run(
 ) -> dict:
     """``kt fit`` on a dataset or a cluster: same tables as in memory, with the time split."""
     from ..executor import InProcess
-    from .pipeline import fit_params, write_fit
 
     executor = executor or InProcess()
     rows = rows or RowFilter()

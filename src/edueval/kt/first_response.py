@@ -50,6 +50,7 @@ from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from . import _variant_kernels as VK
+from .variant_design import _run_em, _time_major_groups, design_for_fit
 
 __all__ = [
     "LIKELIHOOD_NOTE",
@@ -206,8 +207,6 @@ def fit_restarts(model, data, seqs, spec, design, inits, free, lo, hi, job_skill
     """Every restart of every skill: classic EM with tied class priors (to a loose tolerance),
     then L-BFGS-B on the proper likelihood (to ``model.tol``).  Returns ``(theta, info)`` as
     :func:`._variant_kernels.em_jobs` does (``info``: loglik, evaluations, converged)."""
-    from .variants import _run_em, _time_major_groups, design_for_fit
-
     tied = design_for_fit(data, seqs, replace(spec, multiprior=False))
     f_t, lo_t, hi_t = _tied_bounds(design, tied, free, lo, hi)
     layout_t = (*_time_major_groups(seqs, tied), seqs.skill_starts)

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import InputError, load_json
-from ..runs import atomic_write
+from ..io import InputError, atomic_write, load_json
 from .bkt import BKT
 from .data import Columns
 from .params import read_params

@@ -25,6 +25,7 @@ from ..io import InputError
 from .bkt import BKT, forward_sequences
 from .data import Columns, RowFilter, pack
 from .params import PARAM_NAMES, params_frame
+from .prediction_stats import impossible_responses, per_skill_summary
 
 __all__ = [
     "TARGET_ROWS",
@@ -147,8 +148,6 @@ def predict_part(
 ) -> dict | None:
     """Forward-filter one partition with ``params``; write ``part-NNNNN.parquet`` (rows by skill,
     student, order, with ``p_correct`` and ``p_known``) and return the per-skill summary."""
-    from .pipeline import _impossible_responses, _per_skill_summary
-
     if len(part) == 0:
         return None
     frame = _frame(part)
@@ -162,8 +161,8 @@ def predict_part(
     out["p_known"] = pk
     _write_parquet(out, Path(folder) / f"part-{number:05d}.parquet")
     return {
-        "per_skill": _per_skill_summary(seqs, pc, pk),
-        "n_impossible": _impossible_responses(seqs, pc),
+        "per_skill": per_skill_summary(seqs, pc, pk),
+        "n_impossible": impossible_responses(seqs, pc),
         "n_rows": int(seqs.n_responses),
         "sum_p_correct": float(pc.sum()),
         "sum_p_known": float(pk.sum()),

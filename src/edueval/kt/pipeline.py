@@ -18,7 +18,9 @@ from ..seeding import rng
 from .bkt import BKT, forward_sequences, simulate
 from .data import Columns, RowFilter, read_responses
 from .evaluation import KTEvaluation, evaluation_tables, free_parameters
+from .fit_output import finish_fit, fit_params, write_fit
 from .params import PAPER_RANGES, params_matrix, random_params, read_params
+from .prediction_stats import impossible_responses, per_skill_summary
 from .variants import forward_sequences_long, read_param_file
 
 if TYPE_CHECKING:
@@ -225,11 +227,11 @@ def predict_run(
     pred["p_correct"] = seqs.unpack(pc)
     pred["p_known"] = seqs.unpack(pk)
     run.table("predictions", pred)
-    per_skill = _per_skill_summary(seqs, pc, pk)
+    per_skill = per_skill_summary(seqs, pc, pk)
     run.table("per_skill", per_skill)
     rep = Report("BKT predictions", f"{data_path} with parameters {params_path}")
     rep.section("Per skill").table(per_skill)
-    impossible = _impossible_responses(seqs, pc)
+    impossible = impossible_responses(seqs, pc)
     if impossible and warn:
         warn(f"{impossible} responses have probability 0 under the given parameters (e.g. prior "
              "1 with slip 0 and a wrong answer): the filter cannot update on them, and the "
@@ -244,57 +246,6 @@ def predict_run(
     }
     run.finish(results, rep.render())
     return results
-
-
-def _impossible_responses(seqs, pc: np.ndarray) -> int:
-    """Responses that the parameters give probability exactly 0 (degenerate parameters)."""
-    return int(np.sum(((pc >= 1.0) & (seqs.obs == 0)) | ((pc <= 0.0) & (seqs.obs == 1))))
-
-
-def _per_skill_summary(seqs, pc: np.ndarray, pk: np.ndarray) -> pd.DataFrame:
-    rows = []
-    for k, skill in enumerate(seqs.skills):
-        sl = seqs.skill_slice(k)
-        y = seqs.obs[sl]
-        rows.append(
-            {
-                "skill": skill,
-                "n_responses": int(y.shape[0]),
-                "n_students": int(seqs.skill_starts[k + 1] - seqs.skill_starts[k]),
-                "mean_correct": float(y.mean()),
-                "mean_p_correct": float(pc[sl].mean()),
-                "final_mean_p_known": float(
-                    pk[
-                        seqs.starts[seqs.skill_starts[k] + 1 : seqs.skill_starts[k + 1] + 1] - 1
-                    ].mean()
-                ),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def fit_params(model: BKT, min_responses: int, cols: Columns, rows: RowFilter | None) -> dict:
-    """The run parameters of ``kt fit`` recorded in config.json."""
-    rows = rows or RowFilter()
-    return {
-        "model": repr(model),
-        "forgets": model.forgets,
-        "n_restarts": model.n_restarts,
-        "max_iter": model.max_iter,
-        "tol": model.tol,
-        "guess_max": model.guess_max,
-        "slip_max": model.slip_max,
-        "multigs": model.multigs,
-        "multilearn": model.multilearn,
-        "multiprior": model.multiprior,
-        "multipair": model.multipair,
-        "n_fixed_rows": 0 if model.fixed is None else len(model.fixed),
-        "n_init_rows": 0 if model.init is None else len(model.init),
-        "min_responses": min_responses,
-        "columns": asdict(cols),
-        "only": [f"{c}={v}" for c, v in rows.only],
-        "skip_no_skill": rows.skip_no_skill,
-    }
 
 
 def fit_run(
@@ -370,52 +321,8 @@ def fit_run(
         from .first_response import LIKELIHOOD_NOTE
 
         rep.section("Likelihood").text(LIKELIHOOD_NOTE)
-    return _finish_fit(run, rep, model, table, skipped=small, dropped=dropped,
+    return finish_fit(run, rep, model, table, skipped=small, dropped=dropped,
                        n_params=int(model.n_params_))  # fmt: skip
-
-
-def write_fit(
-    run: RunDir,
-    source: str,
-    model: BKT,
-    table: pd.DataFrame,
-    restarts: pd.DataFrame,
-    *,
-    skipped: list[str],
-    dropped: dict[str, int],
-    extra: dict | None = None,
-) -> dict:
-    """params.csv (one row per skill), restarts.csv, the report and results.json of a classic
-    fit; ``table`` is indexed by skill with the parameters, fit statistics and sizes."""
-    run.table("params", table.reset_index())
-    run.table("restarts", restarts)
-    rep = Report("BKT fit (EM)", f"{source}: {len(table)} skills, {model!r}")
-    rep.section("Fitted parameters").table(table.reset_index())
-    n_params = (5 if model.forgets else 4) * len(table)
-    return _finish_fit(run, rep, model, table, skipped=skipped, dropped=dropped,
-                       n_params=n_params, extra=extra)  # fmt: skip
-
-
-def _finish_fit(run, rep, model, table, *, skipped, dropped, n_params, extra=None) -> dict:
-    converged = table["converged"].to_numpy(dtype=bool)
-    if not converged.all():
-        rep.section("Convergence").text(
-            f"{int((~converged).sum())} skill(s) reached max_iter={model.max_iter} before the "
-            "tolerance; their parameters are the last EM iterate."
-        )
-    results = {
-        "n_skills": int(len(table)),
-        "n_responses": int(table["n_responses"].sum()),
-        "rows_left_out": dropped,
-        "total_log_likelihood": float(table["log_likelihood"].sum()),
-        "n_params": int(n_params),
-        "n_not_converged": int((~converged).sum()),
-        "skipped_skills": skipped,
-        "params": table.reset_index(),
-        **(extra or {}),
-    }
-    run.finish(results, rep.render())
-    return results
 
 
 def evaluate_run(

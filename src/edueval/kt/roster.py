@@ -34,9 +34,8 @@ from ..io import InputError, binary_column, order_column
 from .data import Columns
 from .model_files import MODEL_FORMAT, load_model, save_model
 from .params import PARAM_NAMES, params_frame
+from .variant_design import FIRST, PAIR_FIRST
 from .variants import (
-    FIRST,
-    PAIR_FIRST,
     _spec_of,
     group_value,
     is_long,

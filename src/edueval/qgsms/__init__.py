@@ -13,10 +13,30 @@ Python API (mirrors ``edueval qgsms ...``)::
     res["ranking"]["qg-sms"]["DE"]         # Spearman/Kendall/Pearson of score and BT vs true DE
 """
 
+import importlib
+from typing import Any
+
 from .methods import METHODS, MethodConfig
-from .pipeline import read_pairs, run_qgsms, score_judgements, score_run
 from .ranking import anova, bt_abilities, rank_correlations, ranking_scores, true_measures
 from .scoring import accuracy_table, alpha_curve, binomial_tests, pair_table
+
+# The run layer (run folder, report: jinja2, matplotlib) is imported on first use (PEP 562), so
+# importing the science does not load it.
+_LAZY = {
+    "read_pairs": "pipeline",
+    "run_qgsms": "pipeline",
+    "score_judgements": "pipeline",
+    "score_run": "pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "METHODS",

@@ -46,8 +46,6 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError, line_of, read_table
-from ..report import Report
-from ..runs import RunDir
 from ..tables import Col, Schema
 from .data import Number, parse_number, same_answer
 
@@ -56,9 +54,9 @@ __all__ = [
     "HUMAN_SCHEMA",
     "RANDOM_SCHEMA",
     "assemble_mcqs",
-    "assemble_run",
     "choices_from_positions",
     "nearby_distractor",
+    "read_source",
 ]
 
 _ORDER = ("correct", "ai", "human", "random")
@@ -117,7 +115,7 @@ def nearby_distractor(correct: str, taken: list[str], rng: np.random.Generator) 
     return cands[int(rng.integers(len(cands)))] if cands else None
 
 
-def _read(path: Path, schema: Schema) -> pd.DataFrame:
+def read_source(path: Path, schema: Schema) -> pd.DataFrame:
     """A source's table, checked by its schema; its columns as read (ids exactly as written)."""
     df = read_table(path, text_columns=[c.name for c in schema.columns if c.required])
     schema.validate(df)
@@ -287,42 +285,3 @@ def choices_from_positions(mcqs: pd.DataFrame, responses: pd.DataFrame) -> pd.Da
         out.append({"student": r.student, "question": r.question, "chosen": chosen,
                     "position": int(r.position)})  # fmt: skip
     return pd.DataFrame(out)
-
-
-def assemble_run(
-    out: Path,
-    ai_path: Path,
-    human_path: Path,
-    *,
-    random_path: Path | None = None,
-    seed: int = 0,
-    keep_disputed: bool = False,
-) -> dict:
-    """``turing assemble``: ``mcqs.csv`` (and ``dropped.csv``) from the three sources' files."""
-    ai = _read(ai_path, AI_SCHEMA)
-    human = _read(human_path, HUMAN_SCHEMA)
-    rnd = _read(random_path, RANDOM_SCHEMA) if random_path is not None else None
-    inputs = {"ai": ai_path, "human": human_path}
-    if random_path is not None:
-        inputs["random"] = random_path
-    run = RunDir(out, command="turing assemble", params={"keep_disputed": keep_disputed},
-                 seed=seed, inputs=inputs)  # fmt: skip
-    table, info = assemble_mcqs(ai, human, rnd, seed=seed, keep_disputed=keep_disputed)
-    run.table("mcqs", table)
-    if len(info["dropped"]):
-        run.table("dropped", info["dropped"])
-    rep = Report("Imitation game: Phase-2 MCQs", f"{len(table)} MCQs, seed {seed}")
-    counts = {k: v for k, v in info["stats"].items() if not isinstance(v, dict)}
-    rep.section("Counts").table(pd.DataFrame([counts])).text(
-        "Duplicated distractors are shown once and credited to every source that proposed them; "
-        "a distractor equal to the correct answer is not shown. An MCQ whose AI distractor is "
-        "missing (mcqs_without_ai) is shown with the other distractors and counts in turing "
-        "analyze as one where the AI's distractor was not chosen. Tuples without a question q' "
-        "and, unless --keep-disputed, those whose key the check disputed are not shown (the same "
-        "for every source: the generator, not a source, wrote q')."
-    )
-    pos = table[[f"position_{s}" for s in _ORDER]].apply(lambda c: c.value_counts()).fillna(0)
-    rep.section("Positions (balance check)").table(pos.reset_index(names="position"))
-    rep.section("First MCQs").table(table.head(10))
-    run.finish(info["stats"], rep.render())
-    return info["stats"]

@@ -1,5 +1,6 @@
-"""P5 runs: ``turing analyze``, ``power`` and ``simulate`` as functions writing run directories
-(``generate`` and ``assemble`` are in their own modules). The CLI is a thin layer over these."""
+"""P5 runs: ``turing analyze``, ``power``, ``simulate``, ``coverage`` and ``assemble`` as functions
+writing run directories (``generate`` is in its own module; the MCQs themselves are computed by
+:mod:`.assemble`). The CLI is a thin layer over these."""
 
 from __future__ import annotations
 
@@ -15,6 +16,14 @@ from ..report import Report
 from ..report.figures import new_figure
 from ..runs import RunDir
 from .analyze import analyze_choices, check_margins, check_phase1, read_choices
+from .assemble import (
+    _ORDER,
+    AI_SCHEMA,
+    HUMAN_SCHEMA,
+    RANDOM_SCHEMA,
+    assemble_mcqs,
+    read_source,
+)
 from .coverage import coverage_plan, simulate_coverage, students_needed
 from .power import (
     Rates,
@@ -36,7 +45,14 @@ _VERDICT_COLORS = {
     "both_fail": "#9467bd",
 }
 
-__all__ = ["analyze_run", "coverage_run", "power_run", "simulate_run", "type1_table"]
+__all__ = [
+    "analyze_run",
+    "assemble_run",
+    "coverage_run",
+    "power_run",
+    "simulate_run",
+    "type1_table",
+]
 
 _DECISION_RULE = (
     "Decision rule, from the paper's question (is the AI within eps of the expert?), read off the "
@@ -228,32 +244,10 @@ def power_run(
     run.table("power_table", table)
     # power curves: draw power vs students at m, per rho (first eps, first delta)
     eps0, delta0 = eps_values[0], delta_values[0]
-    grid = sorted({max(2, int(x)) for x in np.geomspace(5, max(4 * n_students, 50), 9)})
-    curves = []
-    for rho in rho_values:
-        for g in grid:
-            pn = power_normal(
-                rates, n_students=g, m=m, eps=eps0, delta=delta0, alpha=alpha, rho=rho
-            )
-            curves.append({"rho": rho, "n_students": g, "power_normal": pn["draw"]})
-    curves = pd.DataFrame(curves)
-    points = [(i, rho, g) for i, rho in enumerate(rho_values) for g in grid[::2]]
-    sims = map_power(
-        [
-            dict(rates=rates, n_students=g, m=m, eps=eps0, delta=delta0, alpha=alpha, rho=rho,
-                 reps=max(100, reps // 2), seed=seed + 500 + 17 * i + g, se=se)
-            for i, rho, g in points
-        ],
-        executor,
+    curves = _power_curves(
+        rates, rho_values=rho_values, n_students=n_students, m=m, eps=eps0, delta=delta0,
+        alpha=alpha, reps=reps, seed=seed, executor=executor, se=se,
     )  # fmt: skip
-    sim_pts = pd.DataFrame(
-        [
-            {"rho": rho, "n_students": g, "power_sim": s["clustered"]["draw"]}
-            for (_, rho, g), s in zip(points, sims, strict=True)
-        ],
-        columns=["rho", "n_students", "power_sim"],
-    )
-    curves = curves.merge(sim_pts, on=["rho", "n_students"], how="left")
     run.table("power_curves", curves)
     t1 = type1_table(
         rho_values=rho_values, n_students=n_students, m=m, eps=eps0, delta=delta0, alpha=alpha,
@@ -266,6 +260,59 @@ def power_run(
         f"p_AI={rates.ai}, p_Human={rates.human}, p_random={rates.random}, alpha={alpha}, "
         f"target power {power}, {m} MCQs per student",
     )
+    _power_sections(rep, ss, table, curves, eps=eps0, delta=delta0, power=power, m=m)
+    rep.section("Type-I error of 'draw' (naive vs clustered SEs)").text(
+        f"Truth exactly on the equivalence boundary: p_AI - p_Human = eps = {eps0}. A valid test "
+        "declares draw in at most alpha of studies. Naive SEs ignore that each student answers "
+        f"{m} MCQs and over-declare draws as rho grows; clustered ({se}) SEs stay at alpha."
+    ).table(t1, digits=4).figure(_type1_figure(t1))
+    results = {
+        "sample_size_rho0": ss,
+        "power_table": table,
+        "type1": t1,
+        "seconds": time.perf_counter() - t0,
+    }
+    run.finish(results, rep.render())
+    return results
+
+
+def _power_curves(
+    rates: Rates, *, rho_values: list[float], n_students: int, m: int, eps: float, delta: float,
+    alpha: float, reps: int, seed: int, executor, se: str,
+) -> pd.DataFrame:  # fmt: skip
+    """Draw power against the number of students, per rho: the normal approximation on a grid
+    of sizes, and a simulation at every other size."""
+    grid = sorted({max(2, int(x)) for x in np.geomspace(5, max(4 * n_students, 50), 9)})
+    curves = []
+    for rho in rho_values:
+        for g in grid:
+            pn = power_normal(rates, n_students=g, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho)
+            curves.append({"rho": rho, "n_students": g, "power_normal": pn["draw"]})
+    curves = pd.DataFrame(curves)
+    points = [(i, rho, g) for i, rho in enumerate(rho_values) for g in grid[::2]]
+    sims = map_power(
+        [
+            dict(rates=rates, n_students=g, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho,
+                 reps=max(100, reps // 2), seed=seed + 500 + 17 * i + g, se=se)
+            for i, rho, g in points
+        ],
+        executor,
+    )  # fmt: skip
+    sim_pts = pd.DataFrame(
+        [
+            {"rho": rho, "n_students": g, "power_sim": s["clustered"]["draw"]}
+            for (_, rho, g), s in zip(points, sims, strict=True)
+        ],
+        columns=["rho", "n_students", "power_sim"],
+    )
+    return curves.merge(sim_pts, on=["rho", "n_students"], how="left")
+
+
+def _power_sections(
+    rep: Report, ss: dict, table: pd.DataFrame, curves: pd.DataFrame, *, eps: float,
+    delta: float, power: float, m: int,
+) -> None:  # fmt: skip
+    """What the calculation is, the sample-size table and the power curves."""
     rep.section("What this calculation is (and the paper's ~100 x 25 is not)").text(
         "The paper sizes its study (about 100 students x 25 questions) by coverage - enough "
         "students and questions for Phase 1 to surface the common misconceptions - from its "
@@ -274,7 +321,7 @@ def power_run(
         f"{students_needed(10, 0.05, 0.05)} students). This report answers a different question, "
         "this project's addition: how many students the verdict needs once the misconceptions "
         "are there.",
-        f"At this run's rates and eps = {eps0}, delta = {delta0}, rho = 0: "
+        f"At this run's rates and eps = {eps}, delta = {delta}, rho = 0: "
         f"{ss['students_tost']} students for the TOST, "
         f"{max(ss['students_sup_ai'], ss['students_sup_human'])} for superiority over random, "
         f"{ss['students_draw']} for a draw (all three). Any intra-student correlation rho "
@@ -292,24 +339,9 @@ def power_run(
     ax.set_xscale("log")
     ax.set_xlabel(f"students ({m} MCQs each)")
     ax.set_ylabel("P(draw) when p_AI = p_Human")
-    ax.set_title(
-        f"eps = {eps0}, delta = {delta0}: lines normal approx., dots simulation", fontsize=9
-    )
+    ax.set_title(f"eps = {eps}, delta = {delta}: lines normal approx., dots simulation", fontsize=9)
     ax.legend(fontsize=8)
     rep.section("Power curves").figure(fig)
-    rep.section("Type-I error of 'draw' (naive vs clustered SEs)").text(
-        f"Truth exactly on the equivalence boundary: p_AI - p_Human = eps = {eps0}. A valid test "
-        "declares draw in at most alpha of studies. Naive SEs ignore that each student answers "
-        f"{m} MCQs and over-declare draws as rho grows; clustered ({se}) SEs stay at alpha."
-    ).table(t1, digits=4).figure(_type1_figure(t1))
-    results = {
-        "sample_size_rho0": ss,
-        "power_table": table,
-        "type1": t1,
-        "seconds": time.perf_counter() - t0,
-    }
-    run.finish(results, rep.render())
-    return results
 
 
 def _by_consistency(
@@ -724,3 +756,42 @@ def coverage_run(out: Path, *, k: int, p_min: float | None, zipf: float | None,
     results = {**res.to_dict(), "coverage_curve": curve, "summary": res.summary()}
     run.finish(results, rep.render())
     return results
+
+
+def assemble_run(
+    out: Path,
+    ai_path: Path,
+    human_path: Path,
+    *,
+    random_path: Path | None = None,
+    seed: int = 0,
+    keep_disputed: bool = False,
+) -> dict:
+    """``turing assemble``: ``mcqs.csv`` (and ``dropped.csv``) from the three sources' files."""
+    ai = read_source(ai_path, AI_SCHEMA)
+    human = read_source(human_path, HUMAN_SCHEMA)
+    rnd = read_source(random_path, RANDOM_SCHEMA) if random_path is not None else None
+    inputs = {"ai": ai_path, "human": human_path}
+    if random_path is not None:
+        inputs["random"] = random_path
+    run = RunDir(out, command="turing assemble", params={"keep_disputed": keep_disputed},
+                 seed=seed, inputs=inputs)  # fmt: skip
+    table, info = assemble_mcqs(ai, human, rnd, seed=seed, keep_disputed=keep_disputed)
+    run.table("mcqs", table)
+    if len(info["dropped"]):
+        run.table("dropped", info["dropped"])
+    rep = Report("Imitation game: Phase-2 MCQs", f"{len(table)} MCQs, seed {seed}")
+    counts = {k: v for k, v in info["stats"].items() if not isinstance(v, dict)}
+    rep.section("Counts").table(pd.DataFrame([counts])).text(
+        "Duplicated distractors are shown once and credited to every source that proposed them; "
+        "a distractor equal to the correct answer is not shown. An MCQ whose AI distractor is "
+        "missing (mcqs_without_ai) is shown with the other distractors and counts in turing "
+        "analyze as one where the AI's distractor was not chosen. Tuples without a question q' "
+        "and, unless --keep-disputed, those whose key the check disputed are not shown (the same "
+        "for every source: the generator, not a source, wrote q')."
+    )
+    pos = table[[f"position_{s}" for s in _ORDER]].apply(lambda c: c.value_counts()).fillna(0)
+    rep.section("Positions (balance check)").table(pos.reset_index(names="position"))
+    rep.section("First MCQs").table(table.head(10))
+    run.finish(info["stats"], rep.render())
+    return info["stats"]

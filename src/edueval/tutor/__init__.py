@@ -10,12 +10,31 @@
 * :mod:`.study` -- ``tutor make-study`` (a comparative-judgement study from real + AI replies).
 """
 
+import importlib
+from typing import Any
+
 from .dialogues import Target, import_ncte, read_dialogues, reply_targets
 from .metrics import normalize_answer, perplexity, unigram_f1, words
 from .personas import DEFAULT_PERSONA, PERSONAS, UPTAKE_PERSONA, resolve_persona
-from .pipeline import build_messages, reply_run, truncate_context
 from .selection import eliciting_cue, rater_context
-from .study import make_study
+
+# The run layer (run folders, reports: jinja2) is imported on first use (PEP 562), so importing
+# the science does not load it.
+_LAZY = {
+    "build_messages": "pipeline",
+    "reply_run": "pipeline",
+    "truncate_context": "pipeline",
+    "make_study": "study",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_PERSONA",

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..io import (
     InputError,
+    atomic_write,
     identifier_problem,
     jsonl_lines,
     line_of,
@@ -31,7 +32,6 @@ from ..io import (
     read_table,
     read_text,
 )
-from ..runs import atomic_write
 from ..tables import Col, Schema, near_miss
 
 __all__ = ["DIALOGUE_SCHEMA", "NCTE_SCHEMA", "Target", "read_dialogues", "reply_targets", "import_ncte",
