@@ -146,7 +146,11 @@ def test_json_duplicate_keys_are_refused_in_json_documents(tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "line"),
-    [("a,b,c\n1,2,3\n4,5\n", 3), ('a,b,c\n1,"x\ny",3\n4,5\n', 4), ("a,b,c\n1,2,3\n\n4,5,6\n7\n", 5)],
+    [
+        ("a,b,c\n1,2,3\n4,5\n", 3),
+        ('a,b,c\n1,"x\ny",3\n4,5\n', 4),
+        ("a,b,c\n1,2,3\n\n4,5,6\n7\n", 5),
+    ],
 )
 def test_a_row_with_fewer_fields_than_the_header_is_refused(tmp_path, text, line):
     with pytest.raises(InputError, match="has 2 fields but the header has 3|has 1 field ") as exc:

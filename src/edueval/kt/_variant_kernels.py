@@ -107,6 +107,9 @@ def e_step(obs, bs, T, pg, tg, eg, th, n_p, n_t, n_e, num, den, a_buf, b_buf, x0
     * slip_e:   sum of P(known | y) * (1 - y) over responses of group e  /  sum of P(known | y).
 
     Known and unknown probabilities are carried separately (neither is formed as 1 - the other).
+    The backward smoother is :func:`_backward_smoother`.  The forward filter stays here: its
+    log-likelihood sum, moved into a helper of its own, differed in the last bit once loaded
+    from numba's cache.
     """
     o_l = n_p
     o_f = n_p + n_t
@@ -120,14 +123,14 @@ def e_step(obs, bs, T, pg, tg, eg, th, n_p, n_t, n_e, num, den, a_buf, b_buf, x0
         L[i] = th[pg[i]]
         U[i] = 1.0 - L[i]
         prod[i] = 1.0
-    ll = 0.0
-    pos = 0
     # each response's parameters, gathered once: the loops below then vectorise across students
     # (x01 and x10 hold guess and slip until the backward pass reuses them)
     _gather(eg, th, o_g, x01)
     _gather(eg, th, o_s, x10)
     _gather(tg, th, o_l, lr_a)
     _gather(tg, th, o_f, fr_a)
+    ll = 0.0
+    pos = 0
     for t in range(T):
         n_t_ = bs[t]
         ob = obs[pos : pos + n_t_]
@@ -151,9 +154,30 @@ def e_step(obs, bs, T, pg, tg, eg, th, n_p, n_t, n_e, num, den, a_buf, b_buf, x0
         pos += n_t_
     for i in range(n_seq):
         ll += math.log(max(prod[i], TINY))
-    # backward smoother, one step at a time across students (vectorises: no scatter here);
-    # a_buf/b_buf become the smoothed P(known)/P(unknown), x01/x10 the expected moves and
-    # tu/tk the smoothed P(unknown)/P(known) before a move (0 at a sequence's last response)
+    _backward_smoother(bs, T, a_buf, b_buf, lr_a, fr_a, x01, x10, tu, tk, g, h)
+    n_obs = 0
+    for t in range(T):
+        n_obs += bs[t]
+    _accumulate(obs[:n_obs], eg[:n_obs], a_buf[:n_obs], b_buf[:n_obs], o_g, o_s, n_e, num, den)
+    _accumulate_moves(tg[:n_obs], x01[:n_obs], x10[:n_obs], tu[:n_obs], tk[:n_obs], o_l, o_f,
+                      n_t, num, den)  # fmt: skip
+    for i in range(n_seq):
+        c = pg[i]
+        num[c] += g[i]
+        den[c] += 1.0
+    return ll
+
+
+@njit(cache=True, fastmath=_FM)
+def _backward_smoother(bs, T, a_buf, b_buf, lr_a, fr_a, x01, x10, tu, tk, g, h):
+    """The backward smoother of :func:`e_step`, one step at a time across students (vectorises:
+    no scatter here); a_buf/b_buf become the smoothed P(known)/P(unknown), x01/x10 the expected
+    moves and tu/tk the smoothed P(unknown)/P(known) before a move (0 at a sequence's last
+    response); ``g``/``h`` end as each student's smoothed P(known)/P(unknown) at the first
+    response."""
+    pos = 0
+    for t in range(T):
+        pos += bs[t]
     for t in range(T - 1, -1, -1):
         n_t_ = bs[t]
         pos -= n_t_
@@ -204,17 +228,6 @@ def e_step(obs, bs, T, pg, tg, eg, th, n_p, n_t, n_e, num, den, a_buf, b_buf, x0
             xbe[i] = 0.0
             uae[i] = 0.0
             kae[i] = 0.0
-    n_obs = pos
-    for t in range(T):
-        n_obs += bs[t]
-    _accumulate(obs[:n_obs], eg[:n_obs], a_buf[:n_obs], b_buf[:n_obs], o_g, o_s, n_e, num, den)
-    _accumulate_moves(tg[:n_obs], x01[:n_obs], x10[:n_obs], tu[:n_obs], tk[:n_obs], o_l, o_f,
-                      n_t, num, den)  # fmt: skip
-    for i in range(n_seq):
-        c = pg[i]
-        num[c] += g[i]
-        den[c] += 1.0
-    return ll
 
 
 @njit(cache=True)

@@ -98,28 +98,59 @@ def _fmt(x: float) -> str:
 
 def discussion(result: StudyResult, variant: StudyResult | None = None) -> list[str]:
     """Sentences comparing our numbers with the paper's; every number here is measured."""
-    out: list[str] = []
     t2 = result.table2.set_index("metric")
     t3 = result.table3.set_index("metric")
     n_sk = int(t3.loc["loglik", "n_skills"])
+    # --- findings that hold, then the disagreements ---------------------------------------
+    out = _main_findings(t2, t3, n_sk)
+    out.append(_LOGLIK_SIGN)
+    out.append(_correlation_strength(result, t2, n_sk))
+    r2 = float(t2.loc["r2", "r_perf_mad"])
+    out.append(
+        f"Pseudo R²: {_fmt(r2)} with MoL MAD here, -0.236 in the paper; weak in both. The paper "
+        "prints Efron's R² without squares, which would divide by sum(y - mean y) = 0; we use the "
+        "standard squared form, and so, evidently, did the paper's computation."
+    )
+    if int(t3.loc["loglik", "n_true_first"]) > 88:
+        out.append(_loglik_above_paper(result, variant, t3, n_sk))
+    out.append(_mol_first(result, t3, n_sk))
+    out.append(_experiment3_sentence(result))
     cfg = result.config
+    iar = result.in_a_row
+    out.append(
+        f"Tutoring practice: declaring mastery after {cfg.n_in_a_row} correct answers in a row "
+        f"gives a mean MoL MAD of {iar.iloc[:, 1].mean():.2f} opportunities against "
+        f"{iar['mol_mad_true_set'].mean():.2f} for BKT with the true parameters and the 0.95 "
+        "threshold."
+    )
+    return out
 
-    # --- findings that hold -------------------------------------------------------------
+
+_LOGLIK_SIGN = (
+    "Sign of log-likelihood in Table 2: we report log-likelihood itself (higher is better), so "
+    "its correlations are exactly the negatives of AIC's, AICc's and BIC's (k and N are the "
+    "same for every set of a skill). The paper prints the same positive values for "
+    "log-likelihood as for AIC, so its column must hold a quantity that grows as the fit gets "
+    "worse (negative log-likelihood or deviance); the magnitudes are comparable, the signs "
+    "are not."
+)
+
+
+def _main_findings(t2, t3, n_sk: int) -> list[str]:
+    """The paper's two main findings (Tables 3 and 2) as measured here."""
     ll_first = int(t3.loc["loglik", "n_true_first"])
     rmse_first = int(t3.loc["rmse", "n_true_first"])
-    out.append(
+    top = list(t2.index[:3])
+    auc_r = float(t2.loc["auc", "r_perf_mad"])
+    strongest = ", ".join(f"{LABELS[m]} ({_fmt(t2.loc[m, 'r_perf_mad'])})" for m in top)
+    return [
         f"Main finding 1 (Table 3): log-likelihood ranks the true set first in {ll_first}/{n_sk} "
         f"skills and RMSE in {rmse_first}/{n_sk} (paper: 88/100 for both); accuracy "
         f"{int(t3.loc['accuracy', 'n_true_first'])}, F-measure {int(t3.loc['f1', 'n_true_first'])}, "
         f"AUC {int(t3.loc['auc', 'n_true_first'])}, recall {int(t3.loc['recall', 'n_true_first'])} "
         f"and precision {int(t3.loc['precision', 'n_true_first'])}. As in the paper, the "
         "likelihood family and RMSE favour the true parameters far more often than the confusion-"
-        "table metrics and AUC."
-    )
-    top = list(t2.index[:3])
-    auc_r = float(t2.loc["auc", "r_perf_mad"])
-    strongest = ", ".join(f"{LABELS[m]} ({_fmt(t2.loc[m, 'r_perf_mad'])})" for m in top)
-    out.append(
+        "table metrics and AUC.",
         f"Main finding 2 (Table 2): the performance metrics most tied to moment-of-learning error "
         f"are {strongest}; the paper's top three are recall, F-measure and accuracy. AUC's "
         f"correlation is {_fmt(auc_r)} (paper -0.119): "
@@ -127,18 +158,13 @@ def discussion(result: StudyResult, variant: StudyResult | None = None) -> list[
             "weak here too, so AUC is a poor guide to mastery estimation in both."
             if abs(auc_r) < 0.3
             else "stronger than in the paper."
-        )
-    )
+        ),
+    ]
 
-    # --- disagreements ------------------------------------------------------------------
-    out.append(
-        "Sign of log-likelihood in Table 2: we report log-likelihood itself (higher is better), so "
-        "its correlations are exactly the negatives of AIC's, AICc's and BIC's (k and N are the "
-        "same for every set of a skill). The paper prints the same positive values for "
-        "log-likelihood as for AIC, so its column must hold a quantity that grows as the fit gets "
-        "worse (negative log-likelihood or deviance); the magnitudes are comparable, the signs "
-        "are not."
-    )
+
+def _correlation_strength(result: StudyResult, t2, n_sk: int) -> str:
+    """The performance~MoL correlations against the paper's, and how much they move with the
+    choice of candidate sets."""
     diffs = {
         m: float(t2.loc[m, "r_perf_mad"]) - PAPER_TABLE2[m][1] for m in t2.index if m != "loglik"
     }
@@ -147,7 +173,7 @@ def discussion(result: StudyResult, variant: StudyResult | None = None) -> list[
         result.scores, [s for s in result.scores["set"].unique() if s.startswith("random")]
     ).set_index("metric")
     sub_t = table2(result.scores, list(TYPICAL_SETS["set"])).set_index("metric")
-    out.append(
+    return (
         f"Strength of the performance~MoL correlations: {len(weaker)} of {len(diffs)} metrics "
         f"correlate less strongly with MoL MAD here than in the paper (recall "
         f"{_fmt(t2.loc['recall', 'r_perf_mad'])} vs -0.954, RMSE {_fmt(t2.loc['rmse', 'r_perf_mad'])}"
@@ -170,45 +196,50 @@ def discussion(result: StudyResult, variant: StudyResult | None = None) -> list[
             else " The ordering of metrics also changes between subsets."
         )
     )
-    r2 = float(t2.loc["r2", "r_perf_mad"])
-    out.append(
-        f"Pseudo R²: {_fmt(r2)} with MoL MAD here, -0.236 in the paper; weak in both. The paper "
-        "prints Efron's R² without squares, which would divide by sum(y - mean y) = 0; we use the "
-        "standard squared form, and so, evidently, did the paper's computation."
+
+
+def _loglik_above_paper(result: StudyResult, variant: StudyResult | None, t3, n_sk: int) -> str:
+    """Why log-likelihood picks the true set more often than the paper's 88/100 (and what the
+    inverted-prior variant gives, when it was run)."""
+    cfg = result.config
+    ll_first = int(t3.loc["loglik", "n_true_first"])
+    msg = (
+        f"True set ranked first by log-likelihood in {ll_first}/{n_sk} skills, more than the "
+        f"paper's 88/100. With {cfg.n_students * cfg.n_opportunities:,} responses per skill "
+        "the true model's expected log-likelihood advantage over any other set (N times a "
+        "Kullback-Leibler divergence) is large against sampling noise unless a candidate set "
+        "is nearly identical to the truth, so under the stated design the true set should win "
+        "almost always."
     )
-    if ll_first > 88:
-        msg = (
-            f"True set ranked first by log-likelihood in {ll_first}/{n_sk} skills, more than the "
-            f"paper's 88/100. With {cfg.n_students * cfg.n_opportunities:,} responses per skill "
-            "the true model's expected log-likelihood advantage over any other set (N times a "
-            "Kullback-Leibler divergence) is large against sampling noise unless a candidate set "
-            "is nearly identical to the truth, so under the stated design the true set should win "
-            "almost always."
+    if variant is not None:
+        v3 = variant.table3.set_index("metric")
+        inverted = int(v3.loc["loglik", "n_true_first"])
+        # per 100 skills, to compare with the paper's 88/100 at any --skills
+        lo, hi = sorted((100 * inverted / n_sk, 100 * ll_first / n_sk))
+        where = (
+            f"the paper's 88/100 lies between the two ({lo:.0f} and {hi:.0f} per 100 skills), "
+            "which suggests that its 'ground truth' sets did not match its simulated data "
+            "exactly in some skills"
+            if lo <= 88 <= hi
+            else f"the paper's 88/100 lies outside both ({lo:.0f} and {hi:.0f} per 100 "
+            "skills), so neither reading of the prior explains it alone"
         )
-        if variant is not None:
-            v3 = variant.table3.set_index("metric")
-            inverted = int(v3.loc["loglik", "n_true_first"])
-            # per 100 skills, to compare with the paper's 88/100 at any --skills
-            lo, hi = sorted((100 * inverted / n_sk, 100 * ll_first / n_sk))
-            where = (
-                f"the paper's 88/100 lies between the two ({lo:.0f} and {hi:.0f} per 100 skills), "
-                "which suggests that its 'ground truth' sets did not match its simulated data "
-                "exactly in some skills"
-                if lo <= 88 <= hi
-                else f"the paper's 88/100 lies outside both ({lo:.0f} and {hi:.0f} per 100 "
-                "skills), so neither reading of the prior explains it alone"
-            )
-            msg += (
-                " Simulating as the paper's prose literally reads (a student starts unknown with "
-                f"probability prior) while predicting with the stated prior gives "
-                f"{inverted}/{n_sk} (mean rank {v3.loc['loglik', 'mean_rank_true']:.2f}); "
-                f"{where}. The published material does not let us say more."
-            )
-        out.append(msg)
+        msg += (
+            " Simulating as the paper's prose literally reads (a student starts unknown with "
+            f"probability prior) while predicting with the stated prior gives "
+            f"{inverted}/{n_sk} (mean rank {v3.loc['loglik', 'mean_rank_true']:.2f}); "
+            f"{where}. The published material does not let us say more."
+        )
+    return msg
+
+
+def _mol_first(result: StudyResult, t3, n_sk: int) -> str:
+    """How often MoL MAD picks the true set, and what the censoring convention does."""
+    cfg = result.config
     mol_first = int(t3.loc["mol_mad", "n_true_first"])
     mol_rank = float(t3.loc["mol_mad", "mean_rank_true"])
     never = result.scores[result.scores["set"] == "true"]["n_never_crossed"].mean()
-    out.append(
+    return (
         f"MoL MAD picks the true set first in {mol_first}/{n_sk} skills (mean rank {mol_rank:.2f};"
         f" paper {PAPER_MOL_FIRST[0]}/100, {PAPER_MOL_FIRST[1]}). The true model is calibrated, "
         "not tuned for the first crossing of 0.95: sets with a higher prior or learning rate cross "
@@ -225,6 +256,10 @@ def discussion(result: StudyResult, variant: StudyResult | None = None) -> list[
             else ": the convention matters."
         )
     )
+
+
+def _experiment3_sentence(result: StudyResult) -> str:
+    """Experiment 3: the true set's MoL-MAD rank against the generating parameters."""
     e3 = result.experiment3.set_index("parameter")
     parts = []
     for name in ("prior", "learn", "guess", "slip"):
@@ -234,7 +269,7 @@ def discussion(result: StudyResult, variant: StudyResult | None = None) -> list[
         parts.append(
             f"{name} {_fmt(r)} (p={p:.2g}; paper {_fmt(pr)}{'' if agree else ', differs'})"
         )
-    out.append(
+    return (
         "Experiment 3 (true set's MoL-MAD rank vs generating parameters): "
         + "; ".join(parts)
         + ". The paper itself could not explain its learning-rate effect, and its text swaps "
@@ -251,14 +286,6 @@ def discussion(result: StudyResult, variant: StudyResult | None = None) -> list[
             else ""
         )
     )
-    iar = result.in_a_row
-    out.append(
-        f"Tutoring practice: declaring mastery after {cfg.n_in_a_row} correct answers in a row "
-        f"gives a mean MoL MAD of {iar.iloc[:, 1].mean():.2f} opportunities against "
-        f"{iar['mol_mad_true_set'].mean():.2f} for BKT with the true parameters and the 0.95 "
-        "threshold."
-    )
-    return out
 
 
 def study_report(

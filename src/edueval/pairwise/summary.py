@@ -126,8 +126,6 @@ def summarize(
     attribute_order: Sequence[str] | None = None,
 ) -> SummaryResults:
     """ANOVA, Tukey HSD and Table 3 per attribute (and correlations with ``scores``)."""
-    from statsmodels.stats.multicomp import pairwise_tukeyhsd
-
     ab = abilities.copy()
     ab["attribute"] = ab["attribute"].astype(str)
     ab["agent"] = ab["agent"].astype(str)
@@ -140,97 +138,14 @@ def summarize(
         sub = ab[ab["attribute"] == attr]
         agents = _agent_order(sub["agent"].unique(), agent_order)
         groups = [sub.loc[sub["agent"] == a, "alpha_mean"].to_numpy(float) for a in agents]
-        for a in agents:
-            s = sub[sub["agent"] == a]
-            excl = (s["alpha_hdi_low"] > 0) | (s["alpha_hdi_high"] < 0)
-            t3_rows.append(
-                {
-                    "attribute": attr,
-                    "agent": a,
-                    "n_items": len(s),
-                    "mean_alpha": float(s["alpha_mean"].mean()),
-                    "pct_alpha_positive": 100.0 * float((s["alpha_mean"] > 0).mean()),
-                    "pct_hdi_excludes_0": 100.0 * float(excl.mean()),
-                    "pct_hdi_above_0": 100.0 * float((s["alpha_hdi_low"] > 0).mean()),
-                    "pct_hdi_below_0": 100.0 * float((s["alpha_hdi_high"] < 0).mean()),
-                }
-            )
+        t3_rows += [_table3_row(sub, attr, a) for a in agents]
         usable = [g for g in groups if len(g) > 0]
         n_total = sum(len(g) for g in usable)
         if len(usable) >= 2 and n_total > len(usable) and all(len(g) >= 2 for g in usable):
-            F, p = stats.f_oneway(*usable)
-            resid = np.concatenate([g - g.mean() for g in usable])
-            sw = stats.shapiro(resid) if len(resid) >= 3 else (np.nan, np.nan)
-            anova_rows.append(
-                {
-                    "attribute": attr,
-                    "F": float(F),
-                    "df_between": len(usable) - 1,
-                    "df_within": n_total - len(usable),
-                    "p": float(p),
-                    "shapiro_W": float(sw[0]),
-                    "shapiro_p": float(sw[1]),
-                }
-            )
-            tk = pairwise_tukeyhsd(
-                sub["alpha_mean"].to_numpy(float), sub["agent"].to_numpy(str), alpha=0.05
-            )
-            names = list(tk.groupsunique)
-            # statsmodels reports group2 - group1 for each pair (group1 < group2 in sorted order)
-            lookup = {}
-            for (g1, g2), md, ci, pv, rej in zip(
-                combinations(range(len(names)), 2),
-                tk.meandiffs,
-                tk.confint,
-                tk.pvalues,
-                tk.reject,
-                strict=True,
-            ):
-                lookup[(names[g2], names[g1])] = (md, ci[0], ci[1], pv, rej)
-                lookup[(names[g1], names[g2])] = (-md, -ci[1], -ci[0], pv, rej)
-            for a, b in combinations(agents, 2):
-                md, lo, hi, pv, rej = lookup[(a, b)]
-                tukey_rows.append(
-                    {
-                        "attribute": attr,
-                        "agent_a": a,
-                        "agent_b": b,
-                        "diff": float(md),
-                        "ci_low": float(lo),
-                        "ci_high": float(hi),
-                        "p_adj": float(pv),
-                        "reject_at_0.05": bool(rej),
-                    }
-                )
+            anova_rows.append(_anova_row(attr, usable))
+            tukey_rows += _tukey_rows(sub, attr, agents)
         if scores is not None and score_column is not None:
-            keys = ["item", "agent"] + (["attribute"] if "attribute" in scores.columns else [])
-            sc = (
-                scores if "attribute" not in scores.columns else scores[scores["attribute"] == attr]
-            )
-            merged = sub.merge(sc[[*keys, score_column]], on=keys, how="inner")
-            n = len(merged)
-            row = {
-                "attribute": attr,
-                "n": n,
-                "r": np.nan,
-                "t": np.nan,
-                "df": n - 2,
-                "p": np.nan,
-                "r_ci_low": np.nan,
-                "r_ci_high": np.nan,
-            }
-            if n >= 3 and merged["alpha_mean"].std() > 0 and merged[score_column].std() > 0:
-                pr = stats.pearsonr(merged["alpha_mean"], merged[score_column])
-                r = float(pr.statistic)
-                ci = pr.confidence_interval(0.95)
-                row.update(
-                    r=r,
-                    t=r * np.sqrt((n - 2) / (1 - r * r)) if abs(r) < 1 else np.inf,
-                    p=float(pr.pvalue),
-                    r_ci_low=float(ci.low),
-                    r_ci_high=float(ci.high),
-                )
-            corr_rows.append(row)
+            corr_rows.append(_correlation_row(sub, attr, scores, score_column))
     if scores is not None and score_column is not None and all(r["n"] == 0 for r in corr_rows):
         raise InputError(
             "no (item, agent) of the scores file matches the abilities; check the item and agent "
@@ -258,3 +173,104 @@ def summarize(
         table3=pd.DataFrame(t3_rows),
         correlation=pd.DataFrame(corr_rows) if corr_rows else None,
     )
+
+
+def _table3_row(sub: pd.DataFrame, attr: str, agent: str) -> dict:
+    """Table 3 for one agent on one attribute (``sub``: the attribute's abilities)."""
+    s = sub[sub["agent"] == agent]
+    excl = (s["alpha_hdi_low"] > 0) | (s["alpha_hdi_high"] < 0)
+    return {
+        "attribute": attr,
+        "agent": agent,
+        "n_items": len(s),
+        "mean_alpha": float(s["alpha_mean"].mean()),
+        "pct_alpha_positive": 100.0 * float((s["alpha_mean"] > 0).mean()),
+        "pct_hdi_excludes_0": 100.0 * float(excl.mean()),
+        "pct_hdi_above_0": 100.0 * float((s["alpha_hdi_low"] > 0).mean()),
+        "pct_hdi_below_0": 100.0 * float((s["alpha_hdi_high"] < 0).mean()),
+    }
+
+
+def _anova_row(attr: str, usable: list[np.ndarray]) -> dict:
+    """One-way ANOVA across the agents' alpha means, with Shapiro-Wilk on the residuals."""
+    n_total = sum(len(g) for g in usable)
+    F, p = stats.f_oneway(*usable)
+    resid = np.concatenate([g - g.mean() for g in usable])
+    sw = stats.shapiro(resid) if len(resid) >= 3 else (np.nan, np.nan)
+    return {
+        "attribute": attr,
+        "F": float(F),
+        "df_between": len(usable) - 1,
+        "df_within": n_total - len(usable),
+        "p": float(p),
+        "shapiro_W": float(sw[0]),
+        "shapiro_p": float(sw[1]),
+    }
+
+
+def _tukey_rows(sub: pd.DataFrame, attr: str, agents: list[str]) -> list[dict]:
+    """Tukey HSD for every pair of agents (in ``agents`` order), written as ``a - b``."""
+    from statsmodels.stats.multicomp import pairwise_tukeyhsd
+
+    tk = pairwise_tukeyhsd(
+        sub["alpha_mean"].to_numpy(float), sub["agent"].to_numpy(str), alpha=0.05
+    )
+    names = list(tk.groupsunique)
+    # statsmodels reports group2 - group1 for each pair (group1 < group2 in sorted order)
+    lookup = {}
+    for (g1, g2), md, ci, pv, rej in zip(
+        combinations(range(len(names)), 2),
+        tk.meandiffs,
+        tk.confint,
+        tk.pvalues,
+        tk.reject,
+        strict=True,
+    ):
+        lookup[(names[g2], names[g1])] = (md, ci[0], ci[1], pv, rej)
+        lookup[(names[g1], names[g2])] = (-md, -ci[1], -ci[0], pv, rej)
+    rows = []
+    for a, b in combinations(agents, 2):
+        md, lo, hi, pv, rej = lookup[(a, b)]
+        rows.append(
+            {
+                "attribute": attr,
+                "agent_a": a,
+                "agent_b": b,
+                "diff": float(md),
+                "ci_low": float(lo),
+                "ci_high": float(hi),
+                "p_adj": float(pv),
+                "reject_at_0.05": bool(rej),
+            }
+        )
+    return rows
+
+
+def _correlation_row(sub: pd.DataFrame, attr: str, scores: pd.DataFrame, score_column: str) -> dict:
+    """Pearson correlation (r, t, df, p, 95% CI) of alpha with the external score."""
+    keys = ["item", "agent"] + (["attribute"] if "attribute" in scores.columns else [])
+    sc = scores if "attribute" not in scores.columns else scores[scores["attribute"] == attr]
+    merged = sub.merge(sc[[*keys, score_column]], on=keys, how="inner")
+    n = len(merged)
+    row = {
+        "attribute": attr,
+        "n": n,
+        "r": np.nan,
+        "t": np.nan,
+        "df": n - 2,
+        "p": np.nan,
+        "r_ci_low": np.nan,
+        "r_ci_high": np.nan,
+    }
+    if n >= 3 and merged["alpha_mean"].std() > 0 and merged[score_column].std() > 0:
+        pr = stats.pearsonr(merged["alpha_mean"], merged[score_column])
+        r = float(pr.statistic)
+        ci = pr.confidence_interval(0.95)
+        row.update(
+            r=r,
+            t=r * np.sqrt((n - 2) / (1 - r * r)) if abs(r) < 1 else np.inf,
+            p=float(pr.pvalue),
+            r_ci_low=float(ci.low),
+            r_ci_high=float(ci.high),
+        )
+    return row

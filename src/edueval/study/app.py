@@ -192,44 +192,39 @@ def create_app(study: Study, db_url: str, admin_token: str, *, tls: bool = False
     db = StudyDB(study, db_url)
     app = FastAPI(title=study.title, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.db = db
+    site = _Site(study, db)
+    app.add_middleware(_BodyLimit)
+    app.add_middleware(_SecurityHeaders, tls=tls)
+    _add_error_handlers(app, site)
+    _add_entry_routes(app, site)
+    _add_assignment_routes(app, site)
+    _add_admin_routes(app, site, admin_token)
+    return app
 
-    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        resp = _TEMPLATES.TemplateResponse(request, name, {"study": study, **ctx},
+
+class _Site:
+    """What the participant pages share: the study, its database, page rendering, and the
+    look-ups every route makes (participant by token, the checked form, where to go next)."""
+
+    def __init__(self, study: Study, db: StudyDB) -> None:
+        self.study = study
+        self.db = db
+
+    def page(self, request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        resp = _TEMPLATES.TemplateResponse(request, name, {"study": self.study, **ctx},
                                            status_code=status)  # fmt: skip
         return resp
 
-    def error(request: Request, status: int, message: str) -> HTMLResponse:
-        return page(request, "error.html", status, message=message)
+    def error(self, request: Request, status: int, message: str) -> HTMLResponse:
+        return self.page(request, "error.html", status, message=message)
 
-    app.add_middleware(_BodyLimit)
-    app.add_middleware(_SecurityHeaders, tls=tls)
-
-    @app.exception_handler(HTTPException)
-    async def _http(request: Request, exc: HTTPException):
-        if request.url.path.startswith("/admin"):
-            headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
-            return JSONResponse({"error": exc.detail}, exc.status_code, headers=headers)
-        msg = {404: "This page does not exist.", 403: "This form has expired or was not sent "
-               "from the study page. Please go back and reload the page."}.get(
-            exc.status_code, str(exc.detail))  # fmt: skip
-        return error(request, exc.status_code, msg)
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError):
-        return error(request, 400, "The request was not valid.")
-
-    @app.exception_handler(Exception)
-    async def _crash(request: Request, exc: Exception):
-        log.error("error on %s: %s", _quiet_path(request.url.path), type(exc).__name__)
-        return PlainTextResponse("Something went wrong on the server. Please try again.", 500)
-
-    def who(token: str) -> dict[str, Any]:
-        p = db.participant(token) if len(token) <= 64 else None
+    def who(self, token: str) -> dict[str, Any]:
+        p = self.db.participant(token) if len(token) <= 64 else None
         if p is None:
             raise HTTPException(404)
         return p
 
-    async def form_of(request: Request, p: dict[str, Any]) -> Any:
+    async def form_of(self, request: Request, p: dict[str, Any]) -> Any:
         try:
             form = await request.form(max_files=0, max_fields=100)
         except _TooLarge:
@@ -241,65 +236,103 @@ def create_app(study: Study, db_url: str, admin_token: str, *, tls: bool = False
             raise HTTPException(403)
         return form
 
-    def next_url(p: dict[str, Any]) -> str:
+    def next_url(self, p: dict[str, Any]) -> str:
         base = f"/p/{p['token']}"
         if p["consented_at"] is None:
             return base
-        if study.practice is not None and p["practice_done_at"] is None:
+        if self.study.practice is not None and p["practice_done_at"] is None:
             return f"{base}/practice"
-        for a in db.assignments_of(p["id"]):
+        for a in self.db.assignments_of(p["id"]):
             if not a["answered"]:
                 return f"{base}/a/{a['id']}"
         return f"{base}/done"
 
-    def view(item: dict[str, Any], a: dict[str, Any] | None) -> dict[str, Any]:
-        if study.kind == "comparative":
+    def view(self, item: dict[str, Any], a: dict[str, Any] | None) -> dict[str, Any]:
+        if self.study.kind == "comparative":
             first, second = (a["first"], a["second"]) if a else sorted(item["replies"])[:2]
             return {"context": item["context"], "reply_a": item["replies"][first],
                     "reply_b": item["replies"][second]}  # fmt: skip
         return {}
 
+    def item_page(self, request, p, item, a, status=200, message=None, answers=None):
+        n = self.db.assignments_of(p["id"])
+        done = sum(x["answered"] for x in n)
+        return self.page(request, "item.html", status, p=p, item=item, a=a, message=message,
+                         answers=answers or (a or {}).get("answers", {}), done=done,
+                         total=len(n),
+                         action=f"/p/{p['token']}/" + (f"a/{a['id']}" if a else "practice"),
+                         **self.view(item, a))  # fmt: skip
+
+    def load(self, token: str, aid: int) -> tuple[dict, dict, dict]:
+        p = self.who(token)
+        a = self.db.assignment(p["id"], aid)
+        if a is None:
+            raise HTTPException(404)
+        return p, a, self.study.item(a["item_id"], p["label"])
+
+
+def _add_error_handlers(app: FastAPI, site: _Site) -> None:
+    """Errors as short pages (JSON under /admin); tracebacks to the server log only."""
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException):
+        if request.url.path.startswith("/admin"):
+            headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+            return JSONResponse({"error": exc.detail}, exc.status_code, headers=headers)
+        msg = {404: "This page does not exist.", 403: "This form has expired or was not sent "
+               "from the study page. Please go back and reload the page."}.get(
+            exc.status_code, str(exc.detail))  # fmt: skip
+        return site.error(request, exc.status_code, msg)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError):
+        return site.error(request, 400, "The request was not valid.")
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception):
+        log.error("error on %s: %s", _quiet_path(request.url.path), type(exc).__name__)
+        return PlainTextResponse("Something went wrong on the server. Please try again.", 500)
+
+
+def _add_entry_routes(app: FastAPI, site: _Site) -> None:
+    """The home page, the participant's link, consent and the practice item."""
+    study, db = site.study, site.db
+
     @app.get("/", response_class=HTMLResponse)
     def home(request: Request):
-        return error(request, 200, "Please open the personal link you were sent.")
+        return site.error(request, 200, "Please open the personal link you were sent.")
 
     @app.get("/p/{token}", response_class=HTMLResponse)
     def participant_home(request: Request, token: str):
-        p = who(token)
+        p = site.who(token)
         if p["consented_at"] is None:
-            return page(request, "consent.html", p=p)
-        return RedirectResponse(next_url(p), 303)
+            return site.page(request, "consent.html", p=p)
+        return RedirectResponse(site.next_url(p), 303)
 
     @app.post("/p/{token}/consent")
     async def consent(request: Request, token: str):
-        p = await run_in_threadpool(who, token)
-        form = await form_of(request, p)
+        p = await run_in_threadpool(site.who, token)
+        form = await site.form_of(request, p)
         if form.get("agree") != "yes":
-            return page(
+            return site.page(
                 request, "consent.html", 400, p=p, message="Please tick the box to take part."
             )
         await run_in_threadpool(db.mark, p["id"], "consented_at")
-        return RedirectResponse(await run_in_threadpool(lambda: next_url(who(token))), 303)
-
-    def item_page(request, p, item, a, status=200, message=None, answers=None):
-        n = db.assignments_of(p["id"])
-        done = sum(x["answered"] for x in n)
-        return page(request, "item.html", status, p=p, item=item, a=a, message=message,
-                    answers=answers or (a or {}).get("answers", {}), done=done, total=len(n),
-                    action=f"/p/{p['token']}/" + (f"a/{a['id']}" if a else "practice"),
-                    **view(item, a))  # fmt: skip
+        return RedirectResponse(
+            await run_in_threadpool(lambda: site.next_url(site.who(token))), 303
+        )
 
     @app.get("/p/{token}/practice", response_class=HTMLResponse)
     def practice(request: Request, token: str):
-        p = who(token)
+        p = site.who(token)
         if study.practice is None or p["consented_at"] is None:
-            return RedirectResponse(next_url(p), 303)
-        return item_page(request, p, study.practice, None)
+            return RedirectResponse(site.next_url(p), 303)
+        return site.item_page(request, p, study.practice, None)
 
     @app.post("/p/{token}/practice")
     async def practice_submit(request: Request, token: str):
-        p = await run_in_threadpool(who, token)
-        form = await form_of(request, p)
+        p = await run_in_threadpool(site.who, token)
+        form = await site.form_of(request, p)
         if study.practice is None:
             raise HTTPException(404)
         if p["consented_at"] is None:
@@ -308,31 +341,31 @@ def create_app(study: Study, db_url: str, admin_token: str, *, tls: bool = False
             _answers(study, study.practice, form)
         except _Invalid as exc:
             return await run_in_threadpool(
-                item_page, request, p, study.practice, None, 400, str(exc)
+                site.item_page, request, p, study.practice, None, 400, str(exc)
             )
         await run_in_threadpool(db.mark, p["id"], "practice_done_at")
-        return RedirectResponse(await run_in_threadpool(lambda: next_url(who(token))), 303)
+        return RedirectResponse(
+            await run_in_threadpool(lambda: site.next_url(site.who(token))), 303
+        )
 
-    def load(token: str, aid: int) -> tuple[dict, dict, dict]:
-        p = who(token)
-        a = db.assignment(p["id"], aid)
-        if a is None:
-            raise HTTPException(404)
-        return p, a, study.item(a["item_id"], p["label"])
+
+def _add_assignment_routes(app: FastAPI, site: _Site) -> None:
+    """The assignments one by one, and the closing page."""
+    study, db = site.study, site.db
 
     @app.get("/p/{token}/a/{aid}", response_class=HTMLResponse)
     def assignment(request: Request, token: str, aid: AssignmentId):
-        p, a, item = load(token, aid)
+        p, a, item = site.load(token, aid)
         if p["consented_at"] is None:
             return RedirectResponse(f"/p/{token}", 303)
         if study.practice is not None and p["practice_done_at"] is None:
             return RedirectResponse(f"/p/{token}/practice", 303)
-        return item_page(request, p, item, a)
+        return site.item_page(request, p, item, a)
 
     @app.post("/p/{token}/a/{aid}")
     async def submit(request: Request, token: str, aid: AssignmentId):
-        p, a, item = await run_in_threadpool(load, token, aid)
-        form = await form_of(request, p)
+        p, a, item = await run_in_threadpool(site.load, token, aid)
+        form = await site.form_of(request, p)
         if p["consented_at"] is None:
             raise HTTPException(403)
         if study.practice is not None and p["practice_done_at"] is None:
@@ -340,21 +373,26 @@ def create_app(study: Study, db_url: str, admin_token: str, *, tls: bool = False
         try:
             answers = _answers(study, item, form)
         except _Invalid as exc:
-            return await run_in_threadpool(item_page, request, p, item, a, 400, str(exc),
+            return await run_in_threadpool(site.item_page, request, p, item, a, 400, str(exc),
                                            dict(form))  # fmt: skip
 
         def save_then_next() -> str:  # one hop to the thread pool, not two
             db.save(a["id"], answers, _timing(form))
-            return next_url(p)
+            return site.next_url(p)
 
         return RedirectResponse(await run_in_threadpool(save_then_next), 303)
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
     def done(request: Request, token: str):
-        p = who(token)
+        p = site.who(token)
         items = db.assignments_of(p["id"])
-        return page(request, "done.html", p=p, items=items,
-                    complete=all(x["answered"] for x in items))  # fmt: skip
+        return site.page(request, "done.html", p=p, items=items,
+                         complete=all(x["answered"] for x in items))  # fmt: skip
+
+
+def _add_admin_routes(app: FastAPI, site: _Site, admin_token: str) -> None:
+    """The researcher endpoints, behind the admin token."""
+    study, db = site.study, site.db
 
     def admin(request: Request) -> None:
         auth = request.headers.get("authorization", "")
@@ -373,8 +411,6 @@ def create_app(study: Study, db_url: str, admin_token: str, *, tls: bool = False
         table = spreadsheet_safe(db.export())  # a download meant for a spreadsheet
         return PlainTextResponse(table.to_csv(index=False, lineterminator="\n"),
                                  media_type="text/csv")  # fmt: skip
-
-    return app
 
 
 def admin_token_problem(token: str) -> str | None:
