@@ -932,6 +932,11 @@ def unclean_identifiers(values: Iterable[object]) -> np.ndarray:
     return np.array(mask, dtype=bool)
 
 
+def shown(value: object) -> str:
+    """A cell as the user wrote it, for messages (never ``np.float64(inf)``)."""
+    return _shown(value)
+
+
 def _shown(value: object) -> str:
     """A cell as the user wrote it: the repr of the plain Python value, never ``np.str_('…')``."""
     if isinstance(value, np.generic):

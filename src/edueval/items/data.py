@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, as_table, identifier_problem, line_of, load_json
+from ..io import InputError, as_table, identifier_problem, line_of, load_json, shown
 from ..tables import Col, Schema
 
 __all__ = [
@@ -134,7 +134,7 @@ def _parse_choices(value: Any, *, file: str, line: int | None) -> dict[str, str]
         out = {str(k).strip(): str(v) for k, v in value.items()}
     else:
         raise InputError(
-            f"expected a list or object of options, got {value!r}",
+            f"expected a list or object of options, got {shown(value)}",
             file=file,
             line=line,
             column="choices",
@@ -440,7 +440,7 @@ def _qg_responses(
         if correct is None:
             raise InputError(
                 f"question {qid!r}, student {sid!r}: accuracy must be correct/incorrect or "
-                f"1/0, got {acc!r}",
+                f"1/0, got {shown(acc)}",
                 file=file,
                 line=line,
                 column="stud_perf",

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, line_of, read_table
+from ..io import InputError, line_of, read_table, shown
 from ..tables import Col, Schema
 
 __all__ = ["LETTERS", "QUESTION_SCHEMA", "read_questions", "normalise_questions"]
@@ -95,7 +95,7 @@ def normalise_questions(df: pd.DataFrame) -> pd.DataFrame:
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"expected an answer letter A, B, C or D, got {df['answer'].iloc[pos]!r}",
+            f"expected an answer letter A, B, C or D, got {shown(df['answer'].iloc[pos])}",
             file=df.attrs.get("file"),
             line=line_of(df, pos),
             column="answer",

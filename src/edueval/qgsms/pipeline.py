@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, line_of, read_table
+from ..io import InputError, line_of, read_table, shown
 from ..items.data import read_items
 from ..items.pairs import DEFAULT_ALPHA, DIMENSIONS
 from ..model_runs import finish_model_run
@@ -92,7 +92,7 @@ def _optional_numbers(df: pd.DataFrame, columns: tuple[str, ...]) -> None:
         bad = ~np.isfinite(values) & df[c].notna().to_numpy()
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            raise InputError(f"expected a number or an empty cell, got {df[c].iloc[pos]!r}",
+            raise InputError(f"expected a finite number or an empty cell, got {shown(df[c].iloc[pos])}",
                              file=df.attrs.get("file"), line=line_of(df, pos),
                              column=c)  # fmt: skip
 
@@ -113,7 +113,7 @@ def read_pairs(path: Path, items: pd.DataFrame) -> pd.DataFrame:
         line = line_of(df, pos)
         pid, d = str(r["pair_id"]), str(r["dimension"]).strip().upper()
         if d not in DIMENSIONS:
-            raise InputError(f"dimension must be TC, DF, DC or DE, got {r['dimension']!r}",
+            raise InputError(f"dimension must be TC, DF, DC or DE, got {shown(r['dimension'])}",
                              file=file, line=line, column="dimension")  # fmt: skip
         for c in ("q1", "q2"):
             if r[c] not in by_id.index:
@@ -606,7 +606,7 @@ def _check_judgements(df: pd.DataFrame, checked: pd.DataFrame) -> None:
     a, b, better = (checked[c].to_numpy() for c in ("a", "b", "better"))
     problems = [
         ("verdict", ~np.isin(verdict, ["a", "b", ""]), lambda k: "expected a, b or an empty "
-         f"cell, got {verdict[k]!r}"),
+         f"cell, got {shown(verdict[k])}"),
         ("chosen", chosen != np.where(verdict == "a", a, np.where(verdict == "b", b, "")),
          lambda k: f"chosen {chosen[k]!r} contradicts verdict {verdict[k]!r} (a = {a[k]!r}, "
          f"b = {b[k]!r})"),

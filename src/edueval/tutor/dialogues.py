@@ -31,6 +31,7 @@ from ..io import (
     load_json,
     read_table,
     read_text,
+    shown,
 )
 from ..tables import Col, Schema, near_miss
 
@@ -172,8 +173,8 @@ def _rating(df: pd.DataFrame, column: str) -> np.ndarray:
     bad = df[column].notna().to_numpy() & (~np.isfinite(values) | outside)
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise InputError(f"expected a number in [0, {_RATINGS[column]:g}] or an empty cell, got "
-                         f"{df[column].iloc[pos]!r}", file=df.attrs.get("file"),
+        raise InputError(f"expected a finite number in [0, {_RATINGS[column]:g}] or an empty "
+                         f"cell, got {shown(df[column].iloc[pos])}", file=df.attrs.get("file"),
                          line=line_of(df, pos), column=column)  # fmt: skip
     return values
 
