@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, line_of, read_table, shown
+from ..io import InputError, as_table, line_of, shown
 from ..tables import Col, Schema
 
 __all__ = ["LETTERS", "QUESTION_SCHEMA", "read_questions", "normalise_questions"]
@@ -126,7 +126,8 @@ def _keep_attrs(out: pd.DataFrame, src: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def read_questions(path: str | Path) -> pd.DataFrame:
-    """Read and validate a MalAlgoQA-format file."""
-    df = read_table(path, text_columns=_ID_COLUMNS)
+def read_questions(data: str | Path | pd.DataFrame) -> pd.DataFrame:
+    """Read and validate a MalAlgoQA-format file, or the user's own DataFrame (validated the
+    same way, errors naming "questions DataFrame"; the frame itself is not modified)."""
+    df = as_table(data, name="questions", text_columns=_ID_COLUMNS)
     return normalise_questions(df)

@@ -13,18 +13,16 @@ import pandas as pd
 from ..io import InputError
 from ..model_runs import finish_model_run
 from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures
-from ..models.evaluate import evaluate_requests
 from ..report import Report
 from ..report.figures import new_figure
 from ..runs import RunDir
 from .data import LETTERS, read_questions
+from .evaluation import META as _META
+from .evaluation import ask_tasks, prepare, scored_frame
 from .metrics import breakdown, grade_dok_heatmap, score_table, summary
 from .responses import read_responses
-from .tasks import build_tasks, read_answer
 
 __all__ = ["audit_run", "generate_run", "run_malalgo", "score_run", "scored_frame"]
-
-_META = ["grade", "content", "dok"]
 
 
 def generate_run(
@@ -66,43 +64,6 @@ def generate_run(
     }
     run.finish(results, rep.render())
     return results
-
-
-def _readable(result, scoring: str) -> tuple[str | None, str] | None:
-    """``read_answer``'s ``(label, how)``, or ``None`` for an unparseable answer (counted against
-    --max-failures and never replayed from the cache)."""
-    read = read_answer(result, scoring)
-    return None if read[1] == "unparseable" else read
-
-
-def scored_frame(questions: pd.DataFrame, tasks, results, scoring: str) -> pd.DataFrame:
-    """One row per prompt: what was asked, what came back, how it was read, and whether right."""
-    meta = questions.set_index(questions["id"].astype(str))
-    rows = []
-    for task, res in zip(tasks, results, strict=True):
-        label, status = read_answer(res, scoring)
-        q = meta.loc[task.question_id]
-        rows.append(
-            {
-                "task_id": task.task_id,
-                "question_id": task.question_id,
-                "kind": task.kind,
-                "choice": task.choice,
-                "is_correct_choice": task.is_correct_choice,
-                "order": task.order,
-                "target": task.target,
-                "answer_label": label,
-                "answer_original": task.to_original(label) if label else None,
-                "status": status,
-                "error": res.error,
-                "text": res.text,
-                "latency_s": res.latency_s,
-                "cached": res.cached,
-                "attempts": res.attempts,
-                **{k: q[k] for k in _META},
-            }
-        )
-    return score_table(pd.DataFrame(rows))
 
 
 def _report(
@@ -198,21 +159,9 @@ def run_malalgo(
 
     ``open_model(log_path)`` returns a :class:`~edueval.models.ModelClient` context manager (so the
     CLI's options, or a test's scripted server, decide the backend)."""
-    questions = read_questions(questions_path)
-    if limit is not None:
-        questions = questions.head(limit)
-    try:
-        tasks = build_tasks(
-            questions,
-            prompt=prompt,
-            shots=shots,
-            rationale_order=rationale_order,
-            scoring=scoring,
-            mcq=mcq,
-            seed=seed,
-        )
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    questions, tasks = prepare(questions_path, limit=limit, prompt=prompt, shots=shots,
+                               rationale_order=rationale_order, scoring=scoring, mcq=mcq,
+                               seed=seed)  # fmt: skip
     params = {
         "model": model_name,
         "prompt": prompt,
@@ -229,14 +178,8 @@ def run_malalgo(
         out, command="malalgo run", params=params, seed=seed, inputs={"questions": questions_path}
     )
     t0 = time.perf_counter()
-    outcome = evaluate_requests(
-        open_model,
-        [t.request for t in tasks],
-        parse=lambda res: _readable(res, scoring),
-        max_failures=max_failures,
-        log_path=run.path / "calls.jsonl",
-        progress="malalgo run",
-    )
+    outcome = ask_tasks(open_model, tasks, scoring, max_failures=max_failures,
+                        log_path=run.path / "calls.jsonl", progress="malalgo run")  # fmt: skip
     scored = scored_frame(questions, tasks, outcome.results, scoring)
     stats = outcome.stats
     seconds = time.perf_counter() - t0

@@ -31,7 +31,7 @@ environment variable).  See :mod:`edueval.models.client` for what the shared lay
 :mod:`edueval.models.scripted_server` for the fake server used in tests and benchmarks.
 """
 
-from .budget import DEFAULT_MAX_FAILURES, BudgetDecision, MaxFailures
+from .budget import DEFAULT_MAX_FAILURES, BudgetDecision, FailureBudgetExceeded, MaxFailures
 from .cache import ResponseCache, default_cache_dir
 from .calllog import read_calls
 from .client import ModelClient
@@ -49,6 +49,7 @@ __all__ = [
     "ChatRequest",
     "ChatResult",
     "EvalOutcome",
+    "FailureBudgetExceeded",
     "MaxFailures",
     "ModelAuthError",
     "ModelClient",

@@ -29,7 +29,15 @@ from typing import Any
 from ..io import InputError
 from .types import ModelStats
 
-__all__ = ["BudgetDecision", "DEFAULT_MAX_FAILURES", "MaxFailures", "decide", "failure_summary"]
+__all__ = [
+    "BudgetDecision",
+    "DEFAULT_MAX_FAILURES",
+    "FailureBudgetExceeded",
+    "MaxFailures",
+    "as_max_failures",
+    "decide",
+    "failure_summary",
+]
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,17 @@ class MaxFailures:
 
 
 DEFAULT_MAX_FAILURES = MaxFailures(share=0.05)
+
+
+def as_max_failures(value: MaxFailures | str | int | float) -> MaxFailures:
+    """A :class:`MaxFailures` from itself, a count (``3``), or a share (``"5%"``, ``0.05``)."""
+    if isinstance(value, MaxFailures):
+        return value
+    if isinstance(value, bool):
+        raise InputError(f"max_failures expects a count or a share, got {value!r}")
+    if isinstance(value, int):
+        return MaxFailures(count=value) if value >= 0 else MaxFailures.parse(str(value))
+    return MaxFailures.parse(str(value))
 
 
 @dataclass(frozen=True)
@@ -134,3 +153,23 @@ def failure_summary(
     """The failed calls and unparseable answers of a run against its limit, as written into
     ``results.json``.  ``unparseable`` defaults to the count in ``stats``."""
     return decide(stats, limit, unparseable).as_dict()
+
+
+class FailureBudgetExceeded(RuntimeError):
+    """Raised by the in-memory evaluation functions (``edueval.malalgo.evaluate``,
+    ``edueval.tutor.reply``) when failed calls + unparseable answers are past ``max_failures``:
+    their metrics would count them as wrong answers and are not estimates of the model.
+
+    The message names the counts (:meth:`BudgetDecision.counts`) and the allowance; ``budget``
+    is the decision and ``result`` the results object anyway (its ``complete`` is ``False``), for
+    a look at what came back.  Re-running asks again for exactly the failed and unparseable
+    prompts (they are not cached)."""
+
+    def __init__(self, budget: BudgetDecision, result: Any = None) -> None:
+        self.budget = budget
+        self.result = result
+        super().__init__(
+            f"{budget.counts()}: more than the {budget.allowed} that max_failures "
+            f"({budget.max_failures}) allows for both together; the metrics are incomplete "
+            "(the results object is this exception's .result)"
+        )

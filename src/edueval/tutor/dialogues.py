@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,8 +36,8 @@ from ..io import (
 )
 from ..tables import Col, Schema, near_miss
 
-__all__ = ["DIALOGUE_SCHEMA", "NCTE_SCHEMA", "Target", "read_dialogues", "reply_targets", "import_ncte",
-           "SPEAKERS"]  # fmt: skip
+__all__ = ["DIALOGUE_SCHEMA", "NCTE_SCHEMA", "Target", "as_dialogues", "read_dialogues",
+           "reply_targets", "import_ncte", "SPEAKERS"]  # fmt: skip
 
 SPEAKERS = ("teacher", "student")
 
@@ -49,7 +50,7 @@ DIALOGUE_SCHEMA = Schema("dialogue", (Col("id", "id"), Col("turns"), Col("meta",
                          key=("id",))  # fmt: skip
 
 
-def _dialogue_id(obj: dict, path: Path, line: int) -> str:
+def _dialogue_id(obj: dict, path: str | Path, line: int | None) -> str:
     """The record's id as written (see :data:`DIALOGUE_SCHEMA`), or an :class:`InputError`."""
     absent = [k for k in DIALOGUE_SCHEMA.known if k not in obj]
     for key in obj:
@@ -80,6 +81,38 @@ class Target:
     meta: dict = field(default_factory=dict, compare=False)
 
 
+def _dialogue(obj: object, path: str | Path, n: int | None, seen: set[str]) -> dict:
+    """One dialogue record checked (:data:`DIALOGUE_SCHEMA`; errors name ``path`` and line
+    ``n``): ``{"id", "turns": [(speaker, text)], "meta", "line"}``."""
+    if not isinstance(obj, dict):
+        raise InputError("expected a JSON object", file=path, line=n)
+    did = _dialogue_id(obj, path, n)
+    if did in seen:
+        raise InputError(f"duplicate dialogue id {did!r}", file=path, line=n, column="id")
+    seen.add(did)
+    turns = obj.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise InputError("expected a non-empty list 'turns'", file=path, line=n,
+                         column="turns")  # fmt: skip
+    clean = []
+    for i, t in enumerate(turns):
+        if (
+            not isinstance(t, dict)
+            or t.get("speaker") not in SPEAKERS
+            or not isinstance(t.get("text"), str)
+        ):
+            raise InputError(
+                f"turn {i + 1}: expected {{\"speaker\": \"teacher\"|\"student\", "
+                f"\"text\": string}}, got {json.dumps(t)[:80]}",
+                file=path, line=n, column="turns",
+            )  # fmt: skip
+        clean.append((t["speaker"], t["text"].strip()))
+    meta = obj.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise InputError("'meta' must be an object", file=path, line=n, column="meta")
+    return {"id": did, "turns": clean, "meta": meta, "line": n}
+
+
 def read_dialogues(path: str | Path) -> list[dict]:
     """Read and validate a dialogues JSONL file (errors name the file, line and key)."""
     path = Path(path)
@@ -88,36 +121,34 @@ def read_dialogues(path: str | Path) -> list[dict]:
     out: list[dict] = []
     seen: set[str] = set()
     for n, raw in jsonl_lines(read_text(path)):
-        obj = load_json(raw, file=path, line=n)
-        if not isinstance(obj, dict):
-            raise InputError("expected a JSON object", file=path, line=n)
-        did = _dialogue_id(obj, path, n)
-        if did in seen:
-            raise InputError(f"duplicate dialogue id {did!r}", file=path, line=n, column="id")
-        seen.add(did)
-        turns = obj.get("turns")
-        if not isinstance(turns, list) or not turns:
-            raise InputError("expected a non-empty list 'turns'", file=path, line=n,
-                             column="turns")  # fmt: skip
-        clean = []
-        for i, t in enumerate(turns):
-            if (
-                not isinstance(t, dict)
-                or t.get("speaker") not in SPEAKERS
-                or not isinstance(t.get("text"), str)
-            ):
-                raise InputError(
-                    f"turn {i + 1}: expected {{\"speaker\": \"teacher\"|\"student\", "
-                    f"\"text\": string}}, got {json.dumps(t)[:80]}",
-                    file=path, line=n, column="turns",
-                )  # fmt: skip
-            clean.append((t["speaker"], t["text"].strip()))
-        meta = obj.get("meta") or {}
-        if not isinstance(meta, dict):
-            raise InputError("'meta' must be an object", file=path, line=n, column="meta")
-        out.append({"id": did, "turns": clean, "meta": meta, "line": n})
+        out.append(_dialogue(load_json(raw, file=path, line=n), path, n, seen))
     if not out:
         raise InputError("no dialogues", file=path)
+    return out
+
+
+def as_dialogues(data: str | Path | pd.DataFrame | list[dict]) -> list[dict]:
+    """Dialogues from a JSONL file (:func:`read_dialogues`), or from the user's own records: a
+    list of ``{"id", "turns": [{"speaker", "text"}], "meta"}`` dicts or a DataFrame with those
+    columns (as ``pd.read_json(path, lines=True)`` gives), validated the same way; errors name
+    "dialogues list" or "dialogues DataFrame" and the record (1-based) as the line."""
+    if isinstance(data, str | Path):
+        return read_dialogues(data)
+    if isinstance(data, pd.DataFrame):
+        label = "dialogues DataFrame"
+        records = [  # a missing cell (a dialogue without meta beside one with) is no meta
+            {k: v for k, v in r.items() if not (isinstance(v, float) and math.isnan(v))}
+            for r in data.to_dict(orient="records")
+        ]
+    elif isinstance(data, list | tuple):
+        label, records = "dialogues list", list(data)
+    else:
+        raise TypeError(f"expected a path, a list of dialogues or a DataFrame, got "
+                        f"{type(data).__name__}")  # fmt: skip
+    seen: set[str] = set()
+    out = [_dialogue(obj, label, i, seen) for i, obj in enumerate(records, start=1)]
+    if not out:
+        raise InputError("no dialogues", file=label)
     return out
 
 
