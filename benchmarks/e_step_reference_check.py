@@ -9,7 +9,7 @@ length 1), with ``forget`` = 0 and > 0, ``prior`` near 1 and near 0, and paramet
 bounds.  Reports the largest relative difference of the log-likelihood and of the 10 sufficient
 statistics for each case.
 
-With ``--baseline-rev REV`` the kernel of that git revision (``src/edueval/kt/_kernels.py``) is
+With ``--baseline-rev REV`` the kernel of that git revision (``src/edueval/kt/bkt/_kernels.py``) is
 loaded too, and the current kernel must agree with it within ``--tol`` (exit status 1 if not):
 the check used when the kernel is rewritten for speed.
 """
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from edueval.kt import _kernels as K
 from edueval.kt import simulate
+from edueval.kt.bkt import _kernels as K
 from edueval.kt.data import pack, time_major
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,13 +137,22 @@ def rel_diff(ll: float, st: np.ndarray, ll_ref: float, st_ref: np.ndarray) -> fl
     return float(max(d_st.max(), abs(ll - ll_ref) / abs(ll_ref)))
 
 
+#: where the kernel lived at a revision: kt/bkt/ since the re-layout of kt/, kt/ before
+KERNEL_PATHS = ("src/edueval/kt/bkt/_kernels.py", "src/edueval/kt/_kernels.py")
+
+
 def load_baseline(rev: str, tmp: Path):
-    src = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{rev}:src/edueval/kt/_kernels.py"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    for kernel_path in KERNEL_PATHS:
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{rev}:{kernel_path}"],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode == 0:
+            break
+    else:
+        raise SystemExit(f"no kernel file at {rev}: {done.stderr.strip()}")
+    src = done.stdout
     path = tmp / "_kernels_baseline.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("_kernels_baseline", path)

@@ -1,12 +1,12 @@
 """``kt compare`` at scale: all five models on 1 M responses simulated from BKT-multigs.
 
 Data: ``--skills`` skills x ``--students`` students x ``--opportunities`` opportunities (default
-20 x 2,000 x 25 = 1,000,000 responses) from :mod:`edueval.kt.simulate_items`: at every
+20 x 2,000 x 25 = 1,000,000 responses) from :mod:`edueval.kt.bkt.simulate_items`: at every
 opportunity an item is drawn uniformly from the skill's ``--items`` items, and each item has its
 own guess and slip (uniform in 0.05-0.40); prior and learn per skill from the paper's ranges.  This is the generative model of
 ``bkt-multigs:item`` (KT-IDEM), so that model should rank first by held-out log-likelihood.
 
-Runs :func:`edueval.kt.model_runs.compare_run` (exactly what ``edueval kt compare`` runs: 5
+Runs :func:`edueval.kt.commands.model_runs.compare_run` (exactly what ``edueval kt compare`` runs: 5
 student folds plus the full fit for AIC/BIC, per model) and prints the time per model, the total
 wall time and the ranking.
 
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from edueval.kt.model_runs import compare_run
-from edueval.kt.params import PAPER_RANGES, random_params
-from edueval.kt.simulate_items import draw_item_params, simulate_items
+from edueval.kt.bkt.params import PAPER_RANGES, random_params
+from edueval.kt.bkt.simulate_items import draw_item_params, simulate_items
+from edueval.kt.commands.model_runs import compare_run
 from edueval.seeding import rng
 
 MODELS = "bkt,bkt-forgets,bkt-multigs:item,afm,pfa"

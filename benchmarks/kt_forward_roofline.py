@@ -34,14 +34,14 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from edueval.kt import _kernels as K
 from edueval.kt import random_params, simulate
+from edueval.kt.bkt import _kernels as K
 from edueval.kt.data import pack, time_major
 from edueval.seeding import rng
 
 GB = 1e9
 
-# Work per student-opportunity, counted from src/edueval/kt/_kernels.py (loop-invariant terms
+# Work per student-opportunity, counted from src/edueval/kt/bkt/_kernels.py (loop-invariant terms
 # such as 1 - slip hoisted).  FMA = 2 flops.
 #   _filter_one: P(correct) 3 (mul + fma); _observe: 2 x (fma + mul) + add + 2 mul = 9, 1 div;
 #   next L and U: 2 x (mul + fma) = 6.

@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kt_vs_pybkt import assistments_style  # noqa: E402
 
 from edueval.kt import BKT, random_params, simulate  # noqa: E402
-from edueval.kt.bkt import forward_sequences  # noqa: E402
+from edueval.kt.bkt.model import forward_sequences  # noqa: E402
+from edueval.kt.bkt.params import params_matrix  # noqa: E402
 from edueval.kt.data import pack  # noqa: E402
-from edueval.kt.params import params_matrix  # noqa: E402
 from edueval.seeding import rng  # noqa: E402
 
 

@@ -52,9 +52,9 @@ import numpy as np
 import pandas as pd
 
 from edueval.kt import BKT, forward, random_params, simulate
-from edueval.kt import _kernels as K
+from edueval.kt.bkt import _kernels as K
+from edueval.kt.bkt.params import PARAM_NAMES, params_matrix
 from edueval.kt.data import Columns, RowFilter, pack, read_responses, time_major
-from edueval.kt.params import PARAM_NAMES, params_matrix
 from edueval.seeding import rng
 
 HERE = Path(__file__).resolve().parent

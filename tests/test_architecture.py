@@ -15,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = ROOT / "pyproject.toml"
 PROTOCOLS = ("kt", "items", "pairwise", "qgsms", "malalgo", "turing", "tutor", "misconceptions")
-#: loaded only by the run/report layer, the web app or the cluster path
+#: loaded only by the run/report layer, the web app or the cluster path (arviz and xarray: on first
+#: use, by a Bayesian fit's diagnostics)
 HEAVY = (
     "jinja2",
     "matplotlib",
@@ -26,6 +27,8 @@ HEAVY = (
     "distributed",
     "numpyro",
     "jax",
+    "arviz",
+    "xarray",
 )
 
 
@@ -78,6 +81,23 @@ def test_every_protocol_module_is_compute_or_run(graph):
         if m not in listed | run and not any(m.startswith(w) for w in wildcards)
     ]
     assert not unlisted, f"not in the compute or the run list of pyproject.toml: {unlisted}"
+
+
+def test_package_inits_import_no_run_or_report_module(graph):
+    """A protocol package's ``__init__`` (sub-packages included) imports, even lazily, no run
+    module, nor ``runs``, ``report`` or the CLI (run-layer names it offers are imported by name
+    on first use, PEP 562)."""
+    run = set(_contract("run-layer")["source_modules"])
+    upper = ("edueval.cli", "edueval.demo", "edueval.model_runs", "edueval.report", "edueval.runs")
+    found = []
+    for package in sorted(graph.modules):
+        if package.split(".")[1:2] and package.split(".")[1] in PROTOCOLS:
+            if not (ROOT / "src" / package.replace(".", "/") / "__init__.py").is_file():
+                continue
+            imported = graph.find_modules_directly_imported_by(package)
+            bad = [m for m in imported if m in run or m.startswith(upper)]
+            found += [f"{package} imports {m}" for m in sorted(bad)]
+    assert not found, "\n".join(found)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

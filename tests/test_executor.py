@@ -138,14 +138,14 @@ def test_workers_import_before_their_first_task_also_after_a_restart():
     (a restart starts new processes); :func:`prepare_workers` imports the modules of the task
     functions the same way before the tasks are sent."""
     from edueval.executor import CLUSTER_MODULES, prepare_workers
-    from edueval.kt.bkt import simulate
+    from edueval.kt.bkt.model import simulate
 
-    wanted = [*CLUSTER_MODULES, "edueval.kt.bkt"]
+    wanted = [*CLUSTER_MODULES, "edueval.kt.bkt.model"]
     silent = {n: logging.CRITICAL + 10 for n in ("tornado.application", "asyncio", "distributed", "dask")}  # fmt: skip
     with open_executor(cluster="local:1") as ex:
         (started,) = ex.client.run(_worker_state, wanted).values()
-        assert started == {"missing": ["edueval.kt.bkt"], "levels": silent}
-        prepare_workers(ex.client, simulate)  # the module of a task function: edueval.kt.bkt
+        assert started == {"missing": ["edueval.kt.bkt.model"], "levels": silent}
+        prepare_workers(ex.client, simulate)  # the module of a task function: edueval.kt.bkt.model
         (prepared,) = ex.client.run(_worker_state, wanted).values()
         assert prepared == {"missing": [], "levels": silent}
         ex.client.restart()  # new worker processes, set up as they join
@@ -191,8 +191,8 @@ def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 
 def test_kt_study_replications_identical_on_the_cluster(cluster):
-    from edueval.kt.study import StudyConfig
-    from edueval.kt.study_replications import replicate_study, replication_seeds
+    from edueval.kt.replication.replications import replicate_study, replication_seeds
+    from edueval.kt.replication.study import StudyConfig
 
     cfg = StudyConfig(n_students=40, n_skills=4, n_opportunities=8, n_random_sets=3, seed=11)
     here = replicate_study(cfg, 2, executor=InProcess())
@@ -253,9 +253,9 @@ def test_kt_fit_predict_evaluate_identical_on_the_cluster(cluster, tmp_path):
     """The same file in process (in memory) and on the cluster (read in partitions, skills
     shuffled to the workers): the same parameters and restarts, the same predictions, metrics to
     the last bits of a sum."""
-    from edueval.kt.bkt import BKT, simulate
-    from edueval.kt.params import random_params
-    from edueval.kt.pipeline import evaluate_run, fit_run, predict_run
+    from edueval.kt.bkt.model import BKT, simulate
+    from edueval.kt.bkt.params import random_params
+    from edueval.kt.commands.pipeline import evaluate_run, fit_run, predict_run
     from edueval.seeding import rng
 
     data = tmp_path / "r.csv"

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from edueval.io import InputError, read_table
-from edueval.kt.params import read_params
-from edueval.kt.variants import read_long_table, read_param_file
+from edueval.kt.bkt.params import read_params
+from edueval.kt.bkt.variants import read_long_table, read_param_file
 from edueval.tables import Col, Schema, check_complete, near_miss
 
 WIDE = "skill,prior,learn,guess,slip,forget\ns0,0.3,0.2,0.1,0.1,0.05\ns1,0.4,0.1,0.2,0.1,0.0\n"

@@ -52,15 +52,15 @@ def _local_model(log_path: Path | None):
 
 def _demo_kt(out: Path, quick: bool, seed: int, log: Callable[[str], None]) -> dict:
     """P1: the Pardos & Yudelson knowledge-tracing study."""
-    from .kt.pipeline import study_run
-    from .kt.study import StudyConfig
+    from .kt.commands.pipeline import write_study_run
+    from .kt.replication.study import StudyConfig
 
     log(
         "P1 knowledge tracing: the Pardos & Yudelson study"
         + (" (quick)" if quick else " at paper size")
     )
     cfg = StudyConfig(n_students=200, n_skills=20, seed=seed) if quick else StudyConfig(seed=seed)
-    res = study_run(out / "kt-study", cfg)
+    res = write_study_run(out / "kt-study", cfg)
     return {
         "name": "P1 — Knowledge tracing and moment of learning",
         "href": "kt-study/report.html",
@@ -164,7 +164,7 @@ def _demo_turing_generate(out: Path, log: Callable[[str], None]) -> str:
     the P5 summary ends with."""
     import pandas as pd
 
-    from .turing.generate import generate_run
+    from .turing.generate_runs import generate_run
 
     ex = pd.read_csv(out / "turing-simulate" / "bank_examples.csv", dtype=str).head(1)
     p1 = out / "turing-generate" / "phase1.csv"

@@ -49,8 +49,12 @@ __all__ = [
 ]
 
 
-class InputError(Exception):
-    """Bad input from the user: one clear line saying what is wrong and where."""
+class InputError(ValueError):
+    """Bad input from the user: one clear line saying what is wrong and where.
+
+    A ``ValueError``, as Python code expects of a bad argument or table.  Library messages name
+    Python parameters (``multigs=``); the command line shows them as its flags (``--multigs``,
+    :mod:`edueval.cli.flags`)."""
 
     def __init__(
         self,
@@ -785,6 +789,8 @@ def _read_parquet(path: Path, text: list[str]) -> pd.DataFrame:
         df = pd.read_parquet(path)
     except ImportError:
         raise InputError("reading Parquet needs pyarrow: pip install pyarrow", file=path) from None
+    except InputError:
+        raise
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"cannot read as Parquet: {first}", file=path) from None

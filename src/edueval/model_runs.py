@@ -6,6 +6,13 @@ writes the decision into the run folder: the counts beside the metrics in ``resu
 (``model_failures``, ``complete``), a note at the top of the report when there is any failed call
 or unparseable answer, and -- past ``--max-failures`` -- status ``failed`` and
 :class:`~edueval.runs.RunFailed` (the command line exits 3).
+
+It also writes down what answered: ``config.json`` gains ``model`` (the first client of the run:
+the resolved model spec, the backend, every base URL, the cache identity and for the embedded model
+its weights' file name and SHA-256; never an API key) and ``models`` (every client of the run, e.g.
+``turing generate``'s AI and its generator), found from the clients that wrote the run's
+``calls.jsonl`` (:func:`edueval.models.provenance.backends_logging_to`), or given with
+:func:`record_models`.
 """
 
 from __future__ import annotations
@@ -13,11 +20,33 @@ from __future__ import annotations
 from typing import Any
 
 from .models.budget import DEFAULT_MAX_FAILURES, BudgetDecision, MaxFailures, decide
+from .models.provenance import backends_logging_to, model_provenance
 from .models.types import ModelStats
 from .report import Report, Section
 from .runs import RunDir, RunFailed
 
-__all__ = ["budget_note", "finish_model_run"]
+__all__ = ["budget_note", "finish_model_run", "record_models"]
+
+CALL_LOG = "calls.jsonl"
+"""The call log of a run folder, where every LLM protocol's client writes."""
+
+
+def record_models(run: RunDir, *clients: Any) -> list[dict[str, Any]]:
+    """Put what answered into ``run``'s ``config.json`` (written with the run's config at
+    :meth:`~edueval.runs.RunDir.finish`): ``model``, the first client's provenance
+    (:func:`~edueval.models.provenance.model_provenance`), and ``models``, every distinct one in
+    order.  ``clients``: :class:`~edueval.models.ModelClient` objects or backends; none given: the
+    clients that wrote the run's ``calls.jsonl`` in this process.  Returns ``models``."""
+    found = list(clients) or backends_logging_to(run.path / CALL_LOG)
+    models: list[dict[str, Any]] = []
+    for client in found:
+        entry = model_provenance(client)
+        if entry not in models:
+            models.append(entry)
+    if models:
+        run.config["model"] = models[0]
+        run.config["models"] = models
+    return models
 
 
 def budget_note(budget: BudgetDecision) -> Section:
@@ -48,10 +77,13 @@ def finish_model_run(
     """Finish ``run`` with the counts of failed calls and unparseable answers beside the metrics;
     when together they are past the budget, finish it as ``failed`` and raise
     :class:`~edueval.runs.RunFailed`.  ``budget`` is the decision (``limit`` is then unused), or
-    the run's :class:`~edueval.models.ModelStats` to decide against ``limit``.  Returns the
-    results written."""
+    the run's :class:`~edueval.models.ModelStats` to decide against ``limit``.  ``config.json``
+    records the clients that wrote the run's ``calls.jsonl`` (:func:`record_models`) unless
+    the run recorded its models already.  Returns the results written."""
     if isinstance(budget, ModelStats):
         budget = decide(budget, limit)
+    if "model" not in run.config:
+        record_models(run)
     results = {**results, "model_failures": budget.as_dict(), "complete": budget.complete}
     if budget.failed or budget.unparseable:
         report.sections.insert(0, budget_note(budget))

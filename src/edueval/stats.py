@@ -20,6 +20,13 @@ so any protocol can call it. Each function is checked against statsmodels or sci
   as ``scipy.stats.ttest_rel``).
 * **Correlation**: :func:`pearson` and :func:`point_biserial` (the same coefficient with a 0/1
   variable), NaN when either variable is constant.
+* **Paired comparisons** (two models on the same items): :func:`paired_proportion_interval`
+  (Tango's score interval of a difference of paired proportions),
+  :func:`clustered_paired_difference` (a mean paired difference over rows in clusters, CR1 with
+  t on G − 1 df, as statsmodels' OLS with cluster-robust SEs on the stacked differences),
+  :func:`holm` (Holm's step-down adjusted p-values, as ``multipletests(method="holm")``),
+  :func:`mcnemar_detectable_difference` and :func:`mcnemar_items_needed` (Connor's 1987 normal
+  approximation of McNemar's test's power).
 
 Every function accepts arrays and broadcasts (leading axes are a batch) unless its docstring
 says it takes one sample; given Python scalars it returns Python floats.
@@ -37,8 +44,14 @@ __all__ = [
     "ClusteredInterval",
     "ClusteredMean",
     "PairedDifference",
+    "ClusteredDifference",
     "binomial_test",
     "cluster_totals",
+    "clustered_paired_difference",
+    "holm",
+    "mcnemar_detectable_difference",
+    "mcnemar_items_needed",
+    "paired_proportion_interval",
     "clustered_proportion_interval",
     "cr1_mean",
     "paired_difference",
@@ -299,3 +312,146 @@ def point_biserial(binary, y) -> float:
     """Point-biserial correlation of a 0/1 variable with a numeric one: :func:`pearson` of the
     two (``scipy.stats.pointbiserialr``), e.g. an item score against the total score."""
     return pearson(binary, y)
+
+
+# --- paired comparisons --------------------------------------------------------------------------
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values of one family of tests (one sample, any order): the
+    ``i``-th smallest p times ``m − i + 1``, made non-decreasing and capped at 1, as statsmodels'
+    ``multipletests(p, method="holm")[1]``.  NaN p-values stay NaN and do not count in ``m``."""
+    p = np.asarray(pvalues, dtype=float).reshape(-1)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = ok.size
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def paired_proportion_interval(n11, n10, n01, n00, alpha: float = 0.05) -> tuple[float, float]:
+    """``1 − alpha`` interval of ``Δ = p1 − p2 = (n10 − n01) / n`` for two 0/1 outcomes on the
+    same ``n`` items (``n10``: items only the first gets right, ``n01``: only the second;
+    ``n11``, ``n00``: both right, both wrong), one sample.
+
+    Tango's (1998) asymptotic score interval: the ``Δ`` whose score statistic
+    ``Z(Δ) = (n10 − n01 − nΔ) / √(n·(2p̃ + Δ(1 − Δ)))`` has ``|Z| ≤ z_{1−α/2}``, with ``p̃`` the
+    maximum-likelihood ``p01`` under ``p10 − p01 = Δ``:
+    ``p̃ = (√(W² + 8n·n01·Δ(1 − Δ)) − W) / 4n``, ``W = (2n − n10 + n01)Δ − n10 − n01``.  At
+    ``Δ = 0``, ``Z`` is McNemar's ``(n10 − n01)/√(n10 + n01)``, so the interval excludes 0 exactly
+    when McNemar's asymptotic test rejects (the exact test, more conservative with few
+    discordant items, can keep a p-value above alpha there).  Recommended for paired
+    proportions by Fagerland, Lydersen & Laake (2014); inside [−1, 1], never empty.  NaN with
+    no item."""
+    from scipy.optimize import brentq
+
+    b, c = float(n10), float(n01)
+    n = float(n11) + b + c + float(n00)
+    if n == 0:
+        return float("nan"), float("nan")
+    z = float(sps.norm.isf(alpha / 2))
+
+    def score(delta: float) -> float:
+        w = (2 * n - b + c) * delta - b - c
+        root = np.sqrt(max(w * w + 8 * n * c * delta * (1 - delta), 0.0))
+        var = n * (2 * (root - w) / (4 * n) + delta * (1 - delta))
+        num = b - c - n * delta
+        return num / np.sqrt(var) if var > 0 else (0.0 if num == 0 else np.sign(num) * np.inf)
+
+    d, eps = (b - c) / n, 1e-12
+    low = -1.0 if score(-1 + eps) <= z else brentq(lambda t: score(t) - z, -1 + eps, d, xtol=1e-14)
+    high = 1.0 if score(1 - eps) >= -z else brentq(lambda t: score(t) + z, d, 1 - eps, xtol=1e-14)
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class ClusteredDifference:
+    """A mean paired difference over rows in clusters from :func:`clustered_paired_difference`.
+
+    ``method``: ``"cr1"`` (t on ``df = G − 1``), ``"sign test"`` (every cluster's difference the
+    same, so the clustered SE is 0: the exact sign test on the clusters' signs and no interval
+    beyond the point) or ``"empty"`` (fewer than 2 clusters: NaN)."""
+
+    mean: float
+    se: float
+    df: float
+    low: float
+    high: float
+    t: float
+    p: float
+    n_clusters: int
+    method: str
+
+
+def clustered_paired_difference(cluster_sums, sizes, alpha: float = 0.05) -> ClusteredDifference:
+    """Mean of paired row differences ``d = x − y`` whose rows come in clusters (one sample;
+    ``cluster_sums`` the clusters' sums of ``d``, ``sizes`` their rows, as :func:`cluster_totals`
+    gives them) with the CR1 standard error of :func:`cr1_mean`, its ``1 − alpha`` t interval on
+    ``G − 1`` df and the two-sided t test of 0: statsmodels'
+    ``OLS(d, ones).fit(cov_type="cluster", cov_kwds={"groups": g}, use_t=True)`` (``params``,
+    ``bse``, ``conf_int``, ``pvalues``).  With every cluster of the same size this is the paired
+    t test on the clusters' mean differences.  A clustered SE of 0 (every cluster's mean
+    difference equal) is no evidence of precision: the exact two-sided :func:`sign_test` on the
+    clusters' signs is used instead (``p = 1`` when every difference is 0)."""
+    sums = np.asarray(cluster_sums, dtype=float)
+    sizes = np.asarray(sizes, dtype=float)
+    est = cr1_mean(sums, sizes)
+    g = int(est.n_clusters)
+    mean, se = float(est.mean), float(est.se)
+    if g < 2:
+        nan = float("nan")
+        return ClusteredDifference(mean, nan, nan, nan, nan, nan, nan, g, "empty")
+    if se == 0 or not np.isfinite(se):
+        pos, neg = int((sums[sizes > 0] > 0).sum()), int((sums[sizes > 0] < 0).sum())
+        p = sign_test(pos, neg, "two-sided")
+        return ClusteredDifference(mean, 0.0, g - 1, mean, mean, float("nan"), p, g, "sign test")
+    t = mean / se
+    q = float(sps.t.ppf(1 - alpha / 2, g - 1))
+    p = float(2 * sps.t.sf(abs(t), g - 1))
+    return ClusteredDifference(mean, se, g - 1, mean - q * se, mean + q * se, t, p, g, "cr1")
+
+
+def _z(alpha: float, power: float) -> tuple[float, float]:
+    return float(sps.norm.isf(alpha / 2)), float(sps.norm.ppf(power))
+
+
+def mcnemar_detectable_difference(
+    discordance: float, n: int, alpha: float = 0.05, power: float = 0.8
+) -> float:
+    """The smallest difference ``δ = p10 − p01`` that McNemar's two-sided level-``alpha`` test on
+    ``n`` items detects with probability ``power`` when a share ``discordance = p10 + p01`` of
+    the items is discordant (one sample): the root of Connor's (1987) normal approximation
+    ``n·δ² = (z_{1−α/2}·√ψ + z_{power}·√(ψ − δ²))²``.  NaN when there is no discordance or when
+    even ``δ = ψ`` (every discordant item favouring one side) is out of reach (``n·ψ < z²``)."""
+    from scipy.optimize import brentq
+
+    psi = float(discordance)
+    za, zb = _z(alpha, power)
+    if not (psi > 0 and n > 0):
+        return float("nan")
+
+    def gap(delta: float) -> float:
+        return n * delta**2 - (za * np.sqrt(psi) + zb * np.sqrt(max(psi - delta**2, 0.0))) ** 2
+
+    if gap(psi) < 0:
+        return float("nan")
+    return float(brentq(gap, 1e-12, psi, xtol=1e-12))
+
+
+def mcnemar_items_needed(
+    difference: float, discordance: float, alpha: float = 0.05, power: float = 0.8
+) -> int:
+    """Items McNemar's two-sided level-``alpha`` test needs to detect ``difference = p10 − p01``
+    with probability ``power`` at a discordance rate ``ψ = p10 + p01`` (Connor 1987):
+    ``⌈(z_{1−α/2}·√ψ + z_{power}·√(ψ − δ²))² / δ²⌉``.  A difference needs at least as much
+    discordance: ``ψ`` below ``|δ|`` is raised to ``|δ|``."""
+    delta = abs(float(difference))
+    if delta <= 0:
+        raise ValueError("the difference to detect must be non-zero")
+    psi = max(float(discordance), delta)
+    za, zb = _z(alpha, power)
+    return int(np.ceil((za * np.sqrt(psi) + zb * np.sqrt(psi - delta**2)) ** 2 / delta**2))

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from edueval.kt import BKT, forward, pack, random_params, simulate
-from edueval.kt import _kernels as K
+from edueval.kt.bkt import _kernels as K
+from edueval.kt.bkt.params import PARAM_NAMES
 from edueval.kt.data import time_major
-from edueval.kt.params import PARAM_NAMES
 from edueval.seeding import rng
 
 from . import reference as ref

@@ -13,8 +13,8 @@ from scipy import stats as sps
 
 from edueval.io import InputError
 from edueval.kt import BKT, random_params, simulate
-from edueval.kt.compare import compare_models
-from edueval.kt.registry import make_model, parse_models
+from edueval.kt.models.compare import compare_models
+from edueval.kt.models.registry import make_model, parse_models
 from edueval.seeding import rng
 
 

@@ -12,7 +12,7 @@ from sklearn import metrics as skm
 
 from edueval.io import InputError
 from edueval.kt import BKT, random_params, simulate
-from edueval.kt.crossval import cross_validate, make_folds
+from edueval.kt.models.crossval import cross_validate, make_folds
 from edueval.seeding import rng
 
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edueval.io import InputError, read_table
-from edueval.kt import _kernels as K
+from edueval.kt import _common_kernels as K
 from edueval.kt import pack
 
 

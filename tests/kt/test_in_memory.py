@@ -17,7 +17,7 @@ from edueval import kt
 from edueval.cli.main import main
 from edueval.io import InputError
 from edueval.kt import BKT, KTEvaluation, NotFittedError, evaluate, read_params, read_responses
-from edueval.kt.variants import read_param_file
+from edueval.kt.bkt.variants import read_param_file
 
 IDS = {"student": str, "skill": str}
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from edueval.io import InputError
-from edueval.kt.bkt import simulate
+from edueval.kt.bkt.model import simulate
 
 COMMANDS = ("fit", "predict", "evaluate")
 
@@ -621,7 +621,7 @@ def test_failure_after_run_dir_created_leaves_no_results(
     assert cli("kt", "predict", data_ab, "--params", params_ab, "--out", out).code == 0
     assert (out / "results.json").exists()
 
-    import edueval.kt.pipeline as pipeline
+    import edueval.kt.commands.pipeline as pipeline
 
     def boom(*args, **kwargs):
         raise InputError("simulated failure half-way", file=data_ab)

@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from edueval.io import InputError
 from edueval.kt import random_params, simulate
 from edueval.kt.data import pack
-from edueval.kt.logistic import AFM, PFA, practice_counts
+from edueval.kt.models.logistic import AFM, PFA, practice_counts
 from edueval.seeding import rng
 
 

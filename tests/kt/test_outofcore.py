@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from edueval.kt import BKT
-from edueval.kt import outofcore as ooc
-from edueval.kt.bkt import simulate
+from edueval.kt.bkt.model import simulate
+from edueval.kt.bkt.params import random_params
 from edueval.kt.metrics import evaluate
-from edueval.kt.params import random_params
+from edueval.kt.scale import outofcore as ooc
 from edueval.seeding import rng
 
 pytest.importorskip("dask.dataframe")
@@ -234,7 +234,7 @@ def test_a_dataset_without_dask_says_what_to_install(cli, tmp_path, responses, m
     [([3e9, 3e9], 4_000_000), ([1e9, 3e9], 1_428_571), ([1e6], 100_000), ([0], 4_000_000)],
 )
 def test_partitions_shrink_to_fit_small_workers(limits, rows):
-    from edueval.kt.dataset_runs import _target_rows
+    from edueval.kt.commands.dataset_runs import _target_rows
 
     class Client:
         def scheduler_info(self):

@@ -11,7 +11,7 @@ import pytest
 
 from edueval.io import InputError
 from edueval.kt import BKT, forward, random_params, simulate
-from edueval.kt.roster import Roster, load_model, replay, save_model
+from edueval.kt.models.roster import Roster, load_model, replay, save_model
 from edueval.seeding import rng
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from edueval.io import InputError
 from edueval.kt import BKT, Roster, load_model, random_params, save_model
-from edueval.kt.roster import replay
-from edueval.kt.simulate_items import draw_item_params, simulate_items
+from edueval.kt.bkt.simulate_items import draw_item_params, simulate_items
+from edueval.kt.models.roster import replay
 from edueval.seeding import rng
 
 VARIANTS = {

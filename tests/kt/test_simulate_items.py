@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from edueval.kt import BKT, draw_item_params, item_params_long, simulate_items
-from edueval.kt.variants import forward_long
+from edueval.kt.bkt.variants import forward_long
 from edueval.seeding import rng
 
 TRUTH = pd.DataFrame(

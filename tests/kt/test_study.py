@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from edueval.kt.study import StudyConfig, run_study
-from edueval.kt.study_report import discussion, study_report
+from edueval.kt.commands.study_report import discussion, study_report
+from edueval.kt.replication.study import StudyConfig, simulate_study
 
 
 @pytest.fixture(scope="module")
 def small():
-    return run_study(StudyConfig(n_students=150, n_skills=12, n_opportunities=20, seed=3))
+    return simulate_study(StudyConfig(n_students=150, n_skills=12, n_opportunities=20, seed=3))
 
 
 def test_shapes_and_true_set(small):
@@ -44,8 +44,8 @@ def test_table3_ranks(small):
 
 
 def test_reproducible():
-    a = run_study(StudyConfig(n_students=40, n_skills=4, n_opportunities=10, seed=9))
-    b = run_study(StudyConfig(n_students=40, n_skills=4, n_opportunities=10, seed=9))
+    a = simulate_study(StudyConfig(n_students=40, n_skills=4, n_opportunities=10, seed=9))
+    b = simulate_study(StudyConfig(n_students=40, n_skills=4, n_opportunities=10, seed=9))
     assert a.scores.equals(b.scores)
 
 
@@ -59,7 +59,7 @@ def test_report_renders(small):
 def test_full_size_main_findings():
     """Paper size: the true set ranks first by log-likelihood and RMSE in most skills, and
     recall / F-measure / accuracy are tied to MoL error far more than AUC."""
-    r = run_study(StudyConfig())
+    r = simulate_study(StudyConfig())
     t3 = r.table3.set_index("metric")
     t2 = r.table2.set_index("metric")
     assert t3.loc["loglik", "n_true_first"] >= 80 and t3.loc["rmse", "n_true_first"] >= 80

@@ -3,6 +3,7 @@ the script implies, faults are retried, failures are counted, a re-run makes no 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -49,9 +50,25 @@ def perfect_script(questions: pd.DataFrame):
 
 
 def run(
-    tmp_path, questions_file, script, *, faults=None, out="run", cache="cache", max_attempts=6, **kw
+    tmp_path,
+    questions_file,
+    script,
+    *,
+    faults=None,
+    out="run",
+    cache="cache",
+    max_attempts=6,
+    server=None,
+    **kw,
 ):
-    with ScriptedServer(script, faults=faults) as server:
+    """``malalgo run`` against a scripted server (a new one, or ``server`` still running: the
+    response cache is keyed by the server too); returns the results and the calls it made."""
+    with (
+        contextlib.nullcontext(server)
+        if server
+        else ScriptedServer(script, faults=faults) as server
+    ):
+        before = server.calls
 
         def opener(log_path):
             return get_model(
@@ -67,7 +84,7 @@ def run(
         res = run_malalgo(
             tmp_path / out, questions_file, open_model=opener, model_name="openai/scripted", **kw
         )
-        return res, server.calls
+        return res, server.calls - before
 
 
 def test_perfect_judge_scores_100_with_faults_and_rerun_is_free(tmp_path, questions_file):
@@ -82,7 +99,9 @@ def test_perfect_judge_scores_100_with_faults_and_rerun_is_free(tmp_path, questi
         seed=3,
         retry_after=0,
     )
-    res, calls = run(tmp_path, questions_file, perfect_script(q), faults=faults)
+    with ScriptedServer(perfect_script(q), faults=faults) as server:
+        res, calls = run(tmp_path, questions_file, None, server=server)
+        again, calls_again = run(tmp_path, questions_file, None, out="run2", server=server)
     assert res["mcq"]["accuracy"] == 1.0 and res["aia"]["accuracy"] == 1.0
     assert res["mia"]["accuracy"] == 1.0
     assert res["n_failed"] == 0 and res["n_unparseable"] == 0
@@ -91,8 +110,7 @@ def test_perfect_judge_scores_100_with_faults_and_rerun_is_free(tmp_path, questi
     lines = (tmp_path / "run" / "calls.jsonl").read_text().splitlines()
     logged = [json.loads(line) for line in lines]
     assert len(logged) == res["n_prompts"] and all("latency_s" in r for r in logged)
-    again, calls_again = run(tmp_path, questions_file, perfect_script(q), out="run2")
-    assert calls_again == 0  # answered from the cache
+    assert calls_again == 0  # answered from the cache (the same model on the same server)
     assert again["mia"] == res["mia"]
 
 

@@ -6,6 +6,7 @@ as failures."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -125,10 +126,12 @@ def make_script(room, verdict: str = "perfect", bad_predictions: bool | str = Fa
     return script
 
 
-def _run(tmp_path, room, script, methods, pairs_file="small_pairs.csv", **kw):
+def _run(tmp_path, room, script, methods, pairs_file="small_pairs.csv", server=None, **kw):
+    """``qgsms run`` against a scripted server (a new one, or ``server`` still running: the
+    response cache is keyed by the server too, so a re-run from the cache needs the same one)."""
     path, _, _ = room
     kw.setdefault("bradley_terry", False)  # the ranking's NUTS fit is tested on its own
-    with ScriptedServer(script) as server:
+    with contextlib.nullcontext(server) if server else ScriptedServer(script) as server:
 
         def opener(log_path):
             return get_model("openai/scripted", base_url=server.url, cache_dir=tmp_path / "c",
@@ -504,9 +507,16 @@ def test_sampling_is_the_papers_with_a_recorded_seed_and_reruns_from_the_cache(t
 
     script = make_script(room)
     methods = ["vanilla", "qg-sms", "chateval"]
-    _, server = _run(tmp_path, room, script, methods, seed=7)
-    assert server.bodies and all(b["temperature"] == 1.0 for b in server.bodies)
-    seeds = [b["seed"] for b in server.bodies]
+    with ScriptedServer(script) as server:  # the cache is keyed by model and server: one server
+        _run(tmp_path, room, script, methods, server=server, seed=7)
+        bodies = list(server.bodies)
+        (tmp_path / "again").mkdir()
+        (tmp_path / "again" / "c").symlink_to(tmp_path / "c")
+        before = server.calls
+        _run(tmp_path / "again", room, script, methods, server=server, seed=7)
+        again_calls = server.calls - before
+    assert bodies and all(b["temperature"] == 1.0 for b in bodies)
+    seeds = [b["seed"] for b in bodies]
     assert all(isinstance(x, int) for x in seeds) and len(set(seeds)) == len(seeds)
     logged = [c["request"]["seed"] for c in read_calls(tmp_path / "out" / "calls.jsonl")]
     assert sorted(logged) == sorted(seeds)
@@ -516,10 +526,7 @@ def test_sampling_is_the_papers_with_a_recorded_seed_and_reruns_from_the_cache(t
         params["temperature"] == 1.0 and params["seed"] == 7 and "SHA-256" in params["call_seeds"]
     )
     first = pd.read_csv(tmp_path / "out" / "judgements.csv")
-    (tmp_path / "again").mkdir()
-    (tmp_path / "again" / "c").symlink_to(tmp_path / "c")
-    _, again = _run(tmp_path / "again", room, script, methods, seed=7)
-    assert again.calls == 0  # every request identical, seeds included: all from the cache
+    assert again_calls == 0  # every request identical, seeds included: all from the cache
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "again" / "out" / "judgements.csv"), first)
     _, greedy = _run(tmp_path / "g", room, script, ["vanilla", "qg-sms"],
                      cfg=MethodConfig(temperature=0.0), limit=1)  # fmt: skip
@@ -616,3 +623,27 @@ def test_chateval_generates_its_panel_and_asks_each_turn_for_one_thing(tmp_path,
     _, fixed = _run(tmp_path / "f", room, make_script(room), ["chateval"],
                     cfg=MethodConfig(chateval_personas="fixed", rounds=1), limit=1)  # fmt: skip
     assert not _titled(fixed, "personas") and _titled(fixed, "discussion")
+
+
+def test_several_models_one_run_each_then_their_comparison(tmp_path, room, cli, monkeypatch):
+    """``qgsms run --model A --model B``: a run folder per model on the same pairs (one cache),
+    then the paired comparison of every model x method in OUT/compare/."""
+    path, _, _ = room
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("EDUEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    with ScriptedServer(make_script(room)) as server:
+        r = cli("qgsms", "run", path / "small_pairs.csv", path / "items.jsonl", "--model",
+                "openai/A", "--model", "openai/B", "--method", "vanilla", "--no-bt",
+                "--base-url", server.url, "--out", tmp_path / "out")  # fmt: skip
+        models = {b["model"] for b in server.bodies}
+    assert r.code == 0, r.err
+    assert models == {"A", "B"}  # each model asked for itself (the cache is per model)
+    for m in "AB":
+        config = json.loads((tmp_path / "out" / f"openai-{m}" / "config.json").read_text())
+        assert config["status"] == "complete" and config["params"]["model"] == f"openai/{m}"
+    res = json.loads((tmp_path / "out" / "compare" / "results.json").read_text())
+    runs = {row["run"] for row in res["estimates"]}
+    assert len(runs) == 2 and all("vanilla" in r or "openai" in r for r in runs), runs
+    # the perfect judge: both models right on every pair, no discordant pair
+    assert all(d["run_only"] == 0 and d["reference_only"] == 0 for d in res["differences"])
+    assert (tmp_path / "out" / "compare" / "report.html").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import ExitStack
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ from edueval.models.scripted_server import Faults, ScriptedServer, last_user_mes
 from edueval.runs import RunFailed
 from edueval.turing.assemble import assemble_mcqs, choices_from_positions, nearby_distractor
 from edueval.turing.data import same_answer
-from edueval.turing.generate import generate_run
+from edueval.turing.generate_runs import generate_run
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +103,13 @@ def oracle_script(questions):
     return script
 
 
-def run_generate(tmp_path, path, script, *, faults=None, out="gen", **kw):
-    with ScriptedServer(script, faults=faults) as server:
+def run_generate(tmp_path, path, script, *, faults=None, out="gen", server=None, **kw):
+    """``generate_run`` against ``server`` (default: a new one with ``script``); returns the
+    results and the calls this run made to the server."""
+    with ExitStack() as stack:
+        if server is None:
+            server = stack.enter_context(ScriptedServer(script, faults=faults))
+        before = server.calls
 
         def opener(log_path):
             return get_model(
@@ -116,12 +122,20 @@ def run_generate(tmp_path, path, script, *, faults=None, out="gen", **kw):
             )
 
         res = generate_run(tmp_path / out, path, open_model=opener, model_name="scripted", **kw)
-        return res, server.calls
+        return res, server.calls - before
 
 
 def test_generate_conditioned_oracle(tmp_path, phase1_file):
     path, questions = phase1_file
-    res, calls = run_generate(tmp_path, path, oracle_script(questions))
+    server = ScriptedServer(oracle_script(questions)).start()
+    try:
+        _check_conditioned_oracle(tmp_path, path, questions, server)
+    finally:
+        server.stop()
+
+
+def _check_conditioned_oracle(tmp_path, path, questions, server):
+    res, calls = run_generate(tmp_path, path, None, server=server)
     table = pd.read_csv(tmp_path / "gen" / "distractors.csv", dtype=str)
     p1 = pd.read_csv(path, dtype=str)
     n_wrong = sum(
@@ -146,8 +160,8 @@ def test_generate_conditioned_oracle(tmp_path, phase1_file):
         for a, c in zip(table["ai_distractor"], table["related_correct"], strict=True)
     )
     assert (tmp_path / "gen" / "calls.jsonl").read_text().strip()
-    # re-run: answered from the cache
-    _, calls2 = run_generate(tmp_path, path, oracle_script(questions), out="gen2")
+    # re-run on the same server: answered from the cache (another server would not share it)
+    _, calls2 = run_generate(tmp_path, path, None, server=server, out="gen2")
     assert calls2 == 0
 
 

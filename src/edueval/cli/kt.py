@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..kt.bkt import BKT
+from ..kt.bkt.model import BKT
 from ..kt.data import Columns, RowFilter
 from .common import (
     ClusterOption,
@@ -204,7 +204,7 @@ def simulate(
     overwrite: OverwriteOption = False,
 ) -> None:
     """Simulate students from the BKT generative model (writes responses.csv with 'known')."""
-    from ..kt.pipeline import simulate_run
+    from ..kt.commands.pipeline import simulate_run
 
     _check_simulate_size(students, skills if params is None else 1, opportunities,
                          items_per_skill, rows_per_file if fmt.strip().lower() == "parquet" else 0)  # fmt: skip
@@ -272,7 +272,7 @@ def predict(
 ) -> None:
     """Forward filtering: p_correct before and p_known after every response."""
     from ..executor import open_executor
-    from ..kt.pipeline import predict_run
+    from ..kt.commands.pipeline import predict_run
 
     rows = _rows(only, skip_no_skill)
     path = out_dir(out, "kt predict", overwrite)
@@ -345,8 +345,8 @@ def fit(
     """Maximum-likelihood BKT parameters per skill by EM with seeded restarts (and variants)."""
     from ..executor import open_executor
     from ..io import InputError
-    from ..kt.pipeline import fit_run
-    from ..kt.variants import read_long_table
+    from ..kt.bkt.variants import read_long_table
+    from ..kt.commands.pipeline import fit_run
 
     rows = _rows(only, skip_no_skill)
     for name, value in (("--guess-max", guess_max), ("--slip-max", slip_max)):
@@ -430,7 +430,7 @@ def evaluate(
     """Performance and knowledge metrics and moment-of-learning error."""
     from ..executor import open_executor
     from ..io import InputError
-    from ..kt.pipeline import evaluate_run
+    from ..kt.commands.pipeline import evaluate_run
 
     rows = _rows(only, skip_no_skill)
     if not 0 < threshold < 1:
@@ -499,8 +499,8 @@ def study(
     """The Pardos & Yudelson study (Tables 2, 3, Experiment 3) beside the published values."""
     from ..executor import open_executor
     from ..io import InputError
-    from ..kt.pipeline import study_run
-    from ..kt.study import StudyConfig
+    from ..kt.commands.pipeline import write_study_run
+    from ..kt.replication.study import StudyConfig
 
     cfg = StudyConfig(
         n_students=students,
@@ -522,7 +522,7 @@ def study(
                  ("--opportunities", opportunities))  # fmt: skip
     path = out_dir(out, "kt study", overwrite)
     with open_executor(cluster, scheduler) as executor:
-        res = study_run(
+        res = write_study_run(
             path, cfg, sensitivity=sensitivity, replications=replications, executor=executor
         )
     say(
@@ -569,7 +569,7 @@ def crossvalidate(
     encoding: EncodingOption = "utf-8",
 ) -> None:
     """Held-out RMSE, AUC, accuracy and log-likelihood per fold and skill (mean ± SD)."""
-    from ..kt.model_runs import crossvalidate_run
+    from ..kt.commands.model_runs import crossvalidate_run
 
     spec = _with_forgets(model, forgets)
     check_memory(restarts * RESTART_BYTES, ("--restarts", restarts))
@@ -612,7 +612,7 @@ def compare(
     encoding: EncodingOption = "utf-8",
 ) -> None:
     """Models on the same student folds: held-out scores with CIs, AIC/BIC, paired differences."""
-    from ..kt.model_runs import compare_run
+    from ..kt.commands.model_runs import compare_run
 
     check_memory(restarts * RESTART_BYTES, ("--restarts", restarts))
     path = out_dir(out, "kt compare", overwrite)
@@ -647,7 +647,7 @@ def roster(
     encoding: EncodingOption = "utf-8",
 ) -> None:
     """Replay a response log through an online roster: p_correct and p_known per update."""
-    from ..kt.model_runs import roster_run
+    from ..kt.commands.model_runs import roster_run
 
     path = out_dir(out, "kt roster", overwrite)
     res = roster_run(

@@ -32,7 +32,9 @@ from .. import __version__
 from ..io import InputError
 from ..models.errors import ModelError
 from ..runs import RunFailed, mark_open_runs
+from . import compare as compare_cmd
 from . import demo as demo_cmd
+from . import export as export_cmd
 from . import items as items_cmd
 from . import kt, malalgo
 from . import models as models_cmd
@@ -42,6 +44,7 @@ from . import study as study_cmd
 from . import turing as turing_cmd
 from . import tutor as tutor_cmd
 from .common import typer_app
+from .flags import cli_message
 from .help import classic_help
 
 app = typer_app(
@@ -58,7 +61,9 @@ app.add_typer(qgsms_cmd.app, name="qgsms")
 app.add_typer(study_cmd.app, name="study")
 app.add_typer(turing_cmd.app, name="turing")
 app.add_typer(tutor_cmd.app, name="tutor")
+app.add_typer(export_cmd.app, name="export")
 app.command("demo")(demo_cmd.demo)
+app.command("compare")(compare_cmd.compare)
 
 
 def _version(value: bool) -> None:
@@ -128,6 +133,16 @@ def _failed(message: str, code: int) -> int:
     return code
 
 
+def _as_flags(message: str, argv: list[str] | None) -> str:
+    """A library message (it names Python parameters, ``multigs=``) as the command line says it
+    (``--multigs``): :mod:`.flags`."""
+    try:
+        root = typer.main.get_command(app)
+        return cli_message(message, root, sys.argv[1:] if argv is None else argv)
+    except Exception:  # the message as raised is still a clear line
+        return message
+
+
 def _invoke(argv: list[str] | None) -> int:
     command = classic_help(typer.main.get_command(app))
     rv = command.main(args=argv, prog_name="edueval", standalone_mode=False)
@@ -144,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
             return _invoke(argv)
     except (Interrupted, KeyboardInterrupt):
         return interrupted()
-    except (InputError, ModelError) as exc:
+    except InputError as exc:
+        return _failed(_as_flags(str(exc), argv), 2)
+    except ModelError as exc:
         return _failed(str(exc), 2)
     except RunFailed as exc:
         return _failed(str(exc), RunFailed.exit_code)

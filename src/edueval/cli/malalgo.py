@@ -14,13 +14,13 @@ from .models import (
     EndpointsOption,
     MaxConnectionsOption,
     MaxFailuresOption,
-    ModelOption,
     NoCacheOption,
     TimeoutOption,
     open_model,
     parse_max_failures,
 )
 from .ranges import COUNT_MAX, check_memory
+from .several import ModelsOption, model_paths, run_models
 
 app = typer_app("Malgorithm identification (MalAlgoQA): generate, run, score, audit.")
 
@@ -58,7 +58,7 @@ def generate(
 @app.command()
 def run(
     questions: QuestionsArg,
-    model: ModelOption = None,
+    model: ModelsOption = None,
     prompt: Annotated[
         str,
         typer.Option(
@@ -106,7 +106,6 @@ def run(
     """Ask a model to identify the rationale behind every choice; MCQ accuracy, AIA, MIA."""
     from ..io import InputError
     from ..malalgo.pipeline import run_malalgo
-    from ..models import default_model_spec
 
     limit_failures = parse_max_failures(max_failures)
     for name, value, allowed in (
@@ -116,42 +115,45 @@ def run(
     ):
         if value not in allowed:
             raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    spec = model or default_model_spec()
-    path = out_dir(out, "malalgo run", overwrite)
+    path, paths = model_paths(model, out, "malalgo run", overwrite)
+    several = len(paths) > 1
 
-    def opener(log_path):
-        return open_model(
-            spec,
-            base_url=base_url,
-            endpoints=endpoints,
-            api_key_env=api_key_env,
-            max_connections=max_connections,
-            timeout=timeout,
-            no_cache=no_cache,
-            log_path=log_path,
+    def one_run(spec: str) -> None:
+        def opener(log_path):
+            return open_model(
+                spec,
+                base_url=base_url,
+                endpoints=endpoints,
+                api_key_env=api_key_env,
+                max_connections=max_connections,
+                timeout=timeout,
+                no_cache=no_cache,
+                log_path=log_path,
+            )
+
+        res = run_malalgo(
+            paths[spec],
+            questions,
+            open_model=opener,
+            model_name=spec,
+            prompt=prompt,
+            shots=shots,
+            rationale_order=rationale_order,
+            scoring=scoring,
+            mcq=mcq,
+            seed=seed,
+            limit=limit,
+            max_failures=limit_failures,
+            log=say,
+        )
+        say(
+            (f"{spec}: " if several else "")
+            + f"MCQ {res['mcq']['accuracy']:.3f}  AIA {res['aia']['accuracy']:.3f}  "
+            f"MIA {res['mia']['accuracy']:.3f}  unparseable {res['n_unparseable']}  "
+            f"failed {res['n_failed']}"
         )
 
-    res = run_malalgo(
-        path,
-        questions,
-        open_model=opener,
-        model_name=spec,
-        prompt=prompt,
-        shots=shots,
-        rationale_order=rationale_order,
-        scoring=scoring,
-        mcq=mcq,
-        seed=seed,
-        limit=limit,
-        max_failures=limit_failures,
-        log=say,
-    )
-    say(
-        f"MCQ {res['mcq']['accuracy']:.3f}  AIA {res['aia']['accuracy']:.3f}  "
-        f"MIA {res['mia']['accuracy']:.3f}  unparseable {res['n_unparseable']}  "
-        f"failed {res['n_failed']}"
-    )
-    done(path)
+    done(run_models(paths, one_run, path))
 
 
 @app.command()

@@ -54,8 +54,8 @@ EndpointsOption = Annotated[
         "--endpoints",
         metavar="FILE",
         dir_okay=False,
-        help="YAML list of servers for openai/MODEL, each with url and optionally model, key_env "
-        "and max_connections; calls go to the one with the most free connections, one that keeps failing is "
+        help="YAML list of servers for openai/MODEL (or a mapping with cache_id and endpoints), each with url and "
+        "optionally model, key_env and max_connections; calls go to the one with the most free connections, one that keeps failing is "
         "set aside. Pooled with any --base-url.",
     ),
 ]

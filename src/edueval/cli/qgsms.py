@@ -14,13 +14,13 @@ from .models import (
     EndpointsOption,
     MaxConnectionsOption,
     MaxFailuresOption,
-    ModelOption,
     NoCacheOption,
     TimeoutOption,
     open_model,
     parse_max_failures,
 )
 from .ranges import COUNT_MAX
+from .several import ModelsOption, model_paths, run_models
 
 app = typer_app("Question evaluation with simulated students (QG-SMS) and its baselines.")
 
@@ -33,90 +33,108 @@ def _line(res: dict) -> str:
     return "; ".join(parts)
 
 
+PairsArg = Annotated[Path, typer.Argument(dir_okay=False, help="pairs.csv from `items pairs`.")]
+ItemsArg = Annotated[
+    Path,
+    typer.Argument(
+        dir_okay=False,
+        help="items.jsonl (item, text, choices, answer, material, topic, material_text).",
+    ),
+]  # fmt: skip
+MethodOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--method",
+        help="qg-sms, vanilla, cot, metrics, reference, swap, "
+        "chateval, direct (repeatable; default vanilla and qg-sms).",
+    ),
+]  # fmt: skip
+ProfilesOption = Annotated[
+    int,
+    typer.Option(
+        help="QG-SMS Step 1: at least this many student profiles (>= 10).", min=10, max=200
+    ),
+]  # fmt: skip
+MaxProfilesOption = Annotated[
+    int, typer.Option(help="Most profiles the model may write (all are used).", min=10, max=500)
+]  # fmt: skip
+ExplanationCharsOption = Annotated[
+    int,
+    typer.Option(
+        help="QG-SMS Step 2: the most characters of one simulated answer's explanation.",
+        min=20,
+        max=4000,
+    ),
+]
+TemperatureOption = Annotated[
+    float,
+    typer.Option(
+        help="Sampling temperature of every call (1 = the paper's GPT-4o "
+        "default, each call with its own recorded seed; 0 = greedy).",
+        min=0.0,
+        max=2.0,
+    ),
+]  # fmt: skip
+SimulateOption = Annotated[
+    str,
+    typer.Option(
+        help="QG-SMS Step 2: per-pair (the paper: one simulation, Step 3 "
+        "in both orders on it) or per-order (again for each order)."
+    ),
+]  # fmt: skip
+JudgeMaterialOption = Annotated[
+    bool,
+    typer.Option(
+        "--judge-material/--no-judge-material",
+        help="Show the learning material in QG-SMS Step 3 (the paper does not).",
+    ),
+]  # fmt: skip
+ChatevalPersonasOption = Annotated[
+    str,
+    typer.Option(
+        help="ChatEval panel: generated (the model writes it, as ChatEval) "
+        "or fixed (three built-in experts)."
+    ),
+]  # fmt: skip
+PersonasOption = Annotated[
+    int, typer.Option(help="ChatEval experts (1-5; 1-3 when fixed).", min=1, max=5)
+]
+RoundsOption = Annotated[int, typer.Option(help="ChatEval discussion rounds.", min=1, max=10)]
+RetriesOption = Annotated[
+    int, typer.Option(min=0, max=100, help="Retries of a malformed step output (0-100).")
+]
+RepeatsOption = Annotated[
+    int,
+    typer.Option(min=1, max=100, help="Profile robustness: repeat steps 1-2 R times (1-100)."),
+]
+LimitOption = Annotated[
+    int | None, typer.Option(min=1, max=COUNT_MAX, help="First N pairs per dimension.")
+]
+BtOption = Annotated[
+    bool,
+    typer.Option("--bt/--no-bt", help="Fit P2's Bradley-Terry model for the question ranking."),
+]
+
+
 @app.command()
 def run(
-    pairs: Annotated[Path, typer.Argument(dir_okay=False, help="pairs.csv from `items pairs`.")],
-    items: Annotated[
-        Path,
-        typer.Argument(
-            dir_okay=False,
-            help="items.jsonl (item, text, choices, answer, material, topic, material_text).",
-        ),
-    ],  # fmt: skip
-    method: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--method",
-            help="qg-sms, vanilla, cot, metrics, reference, swap, "
-            "chateval, direct (repeatable; default vanilla and qg-sms).",
-        ),
-    ] = None,  # fmt: skip
-    model: ModelOption = None,
-    profiles: Annotated[
-        int,
-        typer.Option(
-            help="QG-SMS Step 1: at least this many student profiles (>= 10).", min=10, max=200
-        ),
-    ] = 10,  # fmt: skip
-    max_profiles: Annotated[
-        int, typer.Option(help="Most profiles the model may write (all are used).", min=10, max=500)
-    ] = 20,  # fmt: skip
-    explanation_chars: Annotated[
-        int,
-        typer.Option(
-            help="QG-SMS Step 2: the most characters of one simulated answer's explanation.",
-            min=20,
-            max=4000,
-        ),
-    ] = 400,
-    temperature: Annotated[
-        float,
-        typer.Option(
-            help="Sampling temperature of every call (1 = the paper's GPT-4o "
-            "default, each call with its own recorded seed; 0 = greedy).",
-            min=0.0,
-            max=2.0,
-        ),
-    ] = 1.0,  # fmt: skip
-    simulate: Annotated[
-        str,
-        typer.Option(
-            help="QG-SMS Step 2: per-pair (the paper: one simulation, Step 3 "
-            "in both orders on it) or per-order (again for each order)."
-        ),
-    ] = "per-pair",  # fmt: skip
-    judge_material: Annotated[
-        bool,
-        typer.Option(
-            "--judge-material/--no-judge-material",
-            help="Show the learning material in QG-SMS Step 3 (the paper does not).",
-        ),
-    ] = False,  # fmt: skip
-    chateval_personas: Annotated[
-        str,
-        typer.Option(
-            help="ChatEval panel: generated (the model writes it, as ChatEval) "
-            "or fixed (three built-in experts)."
-        ),
-    ] = "generated",  # fmt: skip
-    personas: Annotated[
-        int, typer.Option(help="ChatEval experts (1-5; 1-3 when fixed).", min=1, max=5)
-    ] = 3,
-    rounds: Annotated[int, typer.Option(help="ChatEval discussion rounds.", min=1, max=10)] = 2,
-    retries: Annotated[
-        int, typer.Option(min=0, max=100, help="Retries of a malformed step output (0-100).")
-    ] = 2,
-    repeats: Annotated[
-        int,
-        typer.Option(min=1, max=100, help="Profile robustness: repeat steps 1-2 R times (1-100)."),
-    ] = 1,
-    limit: Annotated[
-        int | None, typer.Option(min=1, max=COUNT_MAX, help="First N pairs per dimension.")
-    ] = None,
-    bt: Annotated[
-        bool,
-        typer.Option("--bt/--no-bt", help="Fit P2's Bradley-Terry model for the question ranking."),
-    ] = True,
+    pairs: PairsArg,
+    items: ItemsArg,
+    method: MethodOption = None,
+    model: ModelsOption = None,
+    profiles: ProfilesOption = 10,
+    max_profiles: MaxProfilesOption = 20,
+    explanation_chars: ExplanationCharsOption = 400,
+    temperature: TemperatureOption = 1.0,
+    simulate: SimulateOption = "per-pair",
+    judge_material: JudgeMaterialOption = False,
+    chateval_personas: ChatevalPersonasOption = "generated",
+    personas: PersonasOption = 3,
+    rounds: RoundsOption = 2,
+    retries: RetriesOption = 2,
+    repeats: RepeatsOption = 1,
+    limit: LimitOption = None,
+    bt: BtOption = True,
     base_url: BaseUrlOption = None,
     endpoints: EndpointsOption = None,
     api_key_env: ApiKeyEnvOption = "OPENAI_API_KEY",
@@ -130,27 +148,28 @@ def run(
 ) -> None:
     """Judge every pair in both orders; AA, CA, binomial tests, accuracy vs alpha, cost, and a
     ranking of the questions (1 / 0.5 score, Bradley-Terry) against the true measure."""
-    from ..models import default_model_spec
     from ..qgsms import MethodConfig, run_qgsms
 
-    spec = model or default_model_spec()
-    path = out_dir(out, "qgsms run", overwrite)
-
-    def opener(log_path):
-        return open_model(spec, base_url=base_url, endpoints=endpoints, api_key_env=api_key_env,
-                          max_connections=max_connections, timeout=timeout, no_cache=no_cache,
-                          log_path=log_path)  # fmt: skip
-
+    path, paths = model_paths(model, out, "qgsms run", overwrite)
     cfg = MethodConfig(n_profiles=profiles, max_profiles=max_profiles, personas=personas,
                        rounds=rounds, temperature=temperature, simulate=simulate,
                        judge_material=judge_material, explanation_chars=explanation_chars,
                        chateval_personas=chateval_personas)  # fmt: skip
-    res = run_qgsms(path, pairs, items, methods=method or ["vanilla", "qg-sms"],
-                    open_model=opener, model_name=spec, cfg=cfg, retries=retries,
-                    repeats=repeats, limit=limit, seed=seed, bradley_terry=bt,
-                    max_failures=parse_max_failures(max_failures), log=say)  # fmt: skip
-    say(_line(res))
-    done(path)
+    limit_failures = parse_max_failures(max_failures)
+
+    def one_run(spec: str) -> None:
+        def opener(log_path):
+            return open_model(spec, base_url=base_url, endpoints=endpoints,
+                              api_key_env=api_key_env, max_connections=max_connections,
+                              timeout=timeout, no_cache=no_cache, log_path=log_path)  # fmt: skip
+
+        res = run_qgsms(paths[spec], pairs, items, methods=method or ["vanilla", "qg-sms"],
+                        open_model=opener, model_name=spec, cfg=cfg, retries=retries,
+                        repeats=repeats, limit=limit, seed=seed, bradley_terry=bt,
+                        max_failures=limit_failures, log=say)  # fmt: skip
+        say((f"{spec}: " if len(paths) > 1 else "") + _line(res))
+
+    done(run_models(paths, one_run, path))
 
 
 @app.command()
@@ -159,10 +178,7 @@ def score(
         list[Path],
         typer.Argument(dir_okay=False, help="judgements.csv of one or more runs."),
     ],
-    bt: Annotated[
-        bool,
-        typer.Option("--bt/--no-bt", help="Fit P2's Bradley-Terry model for the question ranking."),
-    ] = True,
+    bt: BtOption = True,
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,

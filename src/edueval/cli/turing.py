@@ -125,6 +125,57 @@ def analyze(
     done(path)
 
 
+# the options of turing power (and --students/--questions of turing simulate)
+StudentsOption = Annotated[int, typer.Option("--students", min=2, max=COUNT_MAX, help="Students.")]
+QuestionsOption = Annotated[
+    int, typer.Option("--questions", min=1, max=COUNT_MAX, help="MCQs per student.")
+]
+PAiOption = Annotated[
+    float, typer.Option("--p-ai", min=0.0, max=1.0, help="Expected AI selection rate.")
+]
+PHumanOption = Annotated[
+    float, typer.Option("--p-human", min=0.0, max=1.0, help="Expected human rate.")
+]
+PRandomOption = Annotated[
+    float, typer.Option("--p-random", min=0.0, max=1.0, help="Expected random rate.")
+]
+EpsListOption = Annotated[
+    str,
+    typer.Option(
+        "--eps", callback=float_list(0.0, 1.0), help="Margins eps in (0, 1), comma-separated."
+    ),
+]
+DeltaListOption = Annotated[
+    str,
+    typer.Option(
+        "--delta",
+        callback=float_list(0.0, 1.0, high_open=True),
+        help="Margins delta in [0, 1), comma-separated.",
+    ),
+]
+RhoListOption = Annotated[
+    str,
+    typer.Option(
+        "--rho",
+        callback=float_list(0.0, 1.0, high_open=True),
+        help="Intra-student correlations in [0, 1), comma-separated.",
+    ),
+]
+TargetPowerOption = Annotated[
+    float, typer.Option("--power", min=0.0, max=1.0, help="Target power.")
+]
+PowerRepsOption = Annotated[
+    int, typer.Option("--reps", min=10, max=COUNT_MAX, help="Simulated studies per cell.")
+]
+CoverageOption = Annotated[
+    bool,
+    typer.Option(
+        "--coverage",
+        help="Instead: students x questions to observe the top-k misconceptions with "
+        "probability 1 - delta (the paper's coverage theorems), checked by simulation.",
+    ),
+]
+
 # the options of turing power --coverage
 CovTopK = Annotated[
     int,
@@ -185,57 +236,19 @@ CovReveal = Annotated[
 
 @app.command()
 def power(
-    p_ai: Annotated[
-        float, typer.Option("--p-ai", min=0.0, max=1.0, help="Expected AI selection rate.")
-    ] = 0.30,
-    p_human: Annotated[
-        float, typer.Option("--p-human", min=0.0, max=1.0, help="Expected human rate.")
-    ] = 0.30,
-    p_random: Annotated[
-        float, typer.Option("--p-random", min=0.0, max=1.0, help="Expected random rate.")
-    ] = 0.10,
-    eps: Annotated[
-        str,
-        typer.Option(
-            "--eps", callback=float_list(0.0, 1.0), help="Margins eps in (0, 1), comma-separated."
-        ),
-    ] = "0.05,0.1",
-    delta: Annotated[
-        str,
-        typer.Option(
-            "--delta",
-            callback=float_list(0.0, 1.0, high_open=True),
-            help="Margins delta in [0, 1), comma-separated.",
-        ),
-    ] = "0.05",
-    rho: Annotated[
-        str,
-        typer.Option(
-            "--rho",
-            callback=float_list(0.0, 1.0, high_open=True),
-            help="Intra-student correlations in [0, 1), comma-separated.",
-        ),
-    ] = "0,0.05,0.2",
-    students: Annotated[
-        int, typer.Option("--students", min=2, max=COUNT_MAX, help="Students.")
-    ] = 100,
-    questions: Annotated[
-        int, typer.Option("--questions", min=1, max=COUNT_MAX, help="MCQs per student.")
-    ] = 25,
+    p_ai: PAiOption = 0.30,
+    p_human: PHumanOption = 0.30,
+    p_random: PRandomOption = 0.10,
+    eps: EpsListOption = "0.05,0.1",
+    delta: DeltaListOption = "0.05",
+    rho: RhoListOption = "0,0.05,0.2",
+    students: StudentsOption = 100,
+    questions: QuestionsOption = 25,
     alpha: AlphaOption = 0.05,
-    target: Annotated[float, typer.Option("--power", min=0.0, max=1.0, help="Target power.")] = 0.8,
-    reps: Annotated[
-        int, typer.Option("--reps", min=10, max=COUNT_MAX, help="Simulated studies per cell.")
-    ] = 500,
+    target: TargetPowerOption = 0.8,
+    reps: PowerRepsOption = 500,
     seed: SeedOption = 0,
-    coverage: Annotated[
-        bool,
-        typer.Option(
-            "--coverage",
-            help="Instead: students x questions to observe the top-k misconceptions with "
-            "probability 1 - delta (the paper's coverage theorems), checked by simulation.",
-        ),
-    ] = False,
+    coverage: CoverageOption = False,
     top_k: CovTopK = 10,
     p_min: CovPMin = None,
     zipf: CovZipf = None,
@@ -268,8 +281,7 @@ def power(
             reps=reps, seed=seed,
         )  # fmt: skip
         print(res["summary"])
-        done(path)
-        return
+        return done(path)
     eps_values, delta_values = _floats(eps, "--eps"), _floats(delta, "--delta")
     rho_values = _floats(rho, "--rho")
     with open_executor(cluster, scheduler) as executor:
@@ -294,12 +306,8 @@ def power(
 
 @app.command()
 def simulate(
-    students: Annotated[
-        int, typer.Option("--students", min=2, max=COUNT_MAX, help="Students.")
-    ] = 100,
-    questions: Annotated[
-        int, typer.Option("--questions", min=1, max=COUNT_MAX, help="MCQs per student.")
-    ] = 25,
+    students: StudentsOption = 100,
+    questions: QuestionsOption = 25,
     reps: Annotated[int, typer.Option("--reps", min=1, max=COUNT_MAX, help="Replications.")] = 1000,
     human_accuracy: Annotated[
         float,
@@ -431,9 +439,11 @@ def generate(
 ) -> None:
     """Per Phase-1 question, the generator's related question q' and its checked key; per
     misconception tuple, the AI's distractor for that q' (and worksheet.csv for the expert)."""
-    from ..turing.generate import generate_run
+    from ..models import default_model_spec
+    from ..turing.generate_runs import generate_run
 
     path = out_dir(out, "turing generate", overwrite)
+    spec = model or default_model_spec()  # $EDUEVAL_MODEL, else local
 
     def opener_for(spec, urls, key_env):
         def opener(log_path):
@@ -445,18 +455,17 @@ def generate(
         return opener
 
     # the same spec on the same server is the AI's own client (separate calls, no second load)
-    other_model = generator_model is not None and generator_model != model
+    other_model = generator_model is not None and generator_model != spec
     separate = other_model or generator_base_url or generator_api_key_env
     open_generator = None
     if separate:
         open_generator = opener_for(
-            generator_model or model, generator_base_url or base_url,
+            generator_model or spec, generator_base_url or base_url,
             generator_api_key_env or api_key_env,
         )  # fmt: skip
     res = generate_run(
-        path, phase1, open_model=opener_for(model, base_url, api_key_env),
-        model_name=model or "local", open_generator=open_generator,
-        generator_name=generator_model or model or "local",
+        path, phase1, open_model=opener_for(spec, base_url, api_key_env), model_name=spec,
+        open_generator=open_generator, generator_name=generator_model or spec,
         unconditioned=unconditioned, limit=limit, log=say,
         max_failures=parse_max_failures(max_failures),
     )  # fmt: skip

@@ -9,34 +9,46 @@ Python API (in memory: DataFrames in, results objects out, nothing written)::
     ev = evaluate(model.predict(responses), params=model)   # KTEvaluation
     print(ev.summary()); ev.performance["auc"]; ev.mol_mad; ev.to_frame()
     from edueval.kt import AFM, PFA, Roster, save_model, load_model, cross_validate, compare_models
+
+Layout (compute modules import no run folder, report or command line; run modules stay apart):
+
+- shared: :mod:`.data` (response tables, packing), :mod:`.metrics`, :mod:`.mastery` (moment of
+  learning), :mod:`.evaluation` (:class:`KTEvaluation`), :mod:`.prediction_stats`,
+  :mod:`._common_kernels`;
+- :mod:`.bkt` -- the BKT model, its parameters, variants, item simulation and kernels;
+- :mod:`.models` -- AFM/PFA, the model registry, cross-validation, comparison, roster, model files;
+- :mod:`.replication` -- the Pardos & Yudelson study and its replications;
+- :mod:`.scale` -- out-of-core fitting, prediction and evaluation, simulated logs on disk;
+- :mod:`.commands` -- the run layer of the ``edueval kt`` commands (writes run folders; never
+  imported by the modules above).
 """
 
 import importlib
 from typing import Any
 
 from . import metrics
-from .bkt import BKT, FitResult, NotFittedError, forward, simulate
+from .bkt.model import BKT, FitResult, NotFittedError, forward, simulate
+from .bkt.params import PAPER_RANGES, BKTParams, random_params, read_params
+from .bkt.simulate_items import draw_item_params, item_params_long, simulate_items
 from .data import Columns, RowFilter, Sequences, pack, read_responses
 from .evaluation import KTEvaluation, evaluate
 from .mastery import moment_of_learning, n_correct_in_a_row
-from .params import PAPER_RANGES, BKTParams, random_params, read_params
-from .simulate_items import draw_item_params, item_params_long, simulate_items
 
 # Imported on first use (PEP 562): the model comparison pulls in scipy.stats, scipy.optimize and
 # scipy.sparse, about a second that every `edueval` command would otherwise pay at start-up.
 _LAZY = {
-    "AFM": "logistic",
-    "PFA": "logistic",
-    "CompareResult": "compare",
-    "compare_models": "compare",
-    "CVResult": "crossval",
-    "cross_validate": "crossval",
-    "make_folds": "crossval",
-    "load_model": "model_files",
-    "save_model": "model_files",
-    "make_model": "registry",
-    "Roster": "roster",
-    "replay": "roster",
+    "AFM": "models.logistic",
+    "PFA": "models.logistic",
+    "CompareResult": "models.compare",
+    "compare_models": "models.compare",
+    "CVResult": "models.crossval",
+    "cross_validate": "models.crossval",
+    "make_folds": "models.crossval",
+    "load_model": "models.model_files",
+    "save_model": "models.model_files",
+    "make_model": "models.registry",
+    "Roster": "models.roster",
+    "replay": "models.roster",
 }
 
 

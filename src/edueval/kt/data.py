@@ -30,7 +30,7 @@ from ..io import (
     unclean_identifiers,
 )
 from ..tables import Col, Schema
-from . import _kernels as K
+from . import _common_kernels as K
 
 __all__ = [
     "Columns",

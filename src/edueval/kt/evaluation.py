@@ -24,13 +24,13 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError, numeric_column, require_columns
-from . import _kernels as K
+from . import _common_kernels as K
 from .data import Columns, RowFilter, Sequences, read_responses
 from .mastery import first_crossing, mol_summary
 from .metrics import evaluate as metric_values
 
 if TYPE_CHECKING:
-    from .bkt import BKT
+    from .bkt.model import BKT
 
 __all__ = ["KTEvaluation", "evaluate", "evaluation_tables", "free_parameters"]
 
@@ -187,7 +187,7 @@ def free_parameters(params: str | Path | pd.DataFrame | BKT | None) -> dict[str,
     ``kt fit`` writes them) or of a fitted :class:`~edueval.kt.BKT`; None for None."""
     if params is None:
         return None
-    from .variants import free_counts, read_param_file
+    from .bkt.variants import free_counts, read_param_file
 
     if isinstance(params, str | Path | pd.DataFrame):
         table = read_param_file(params)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import _kernels as K
+from . import _common_kernels as K
 from .data import Columns, Sequences, pack
 
 __all__ = ["first_crossing", "moment_of_learning", "n_correct_in_a_row", "mol_summary"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import _kernels as K
+from . import _common_kernels as K
 
 __all__ = [
     "METRICS",

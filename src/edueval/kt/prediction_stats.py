@@ -1,5 +1,5 @@
 """Summaries of a forward-filter's predictions (pure computation, no I/O): used by ``kt predict``
-in memory (:mod:`edueval.kt.pipeline`) and per partition (:mod:`edueval.kt.outofcore`)."""
+in memory (:mod:`edueval.kt.commands.pipeline`) and per partition (:mod:`edueval.kt.scale.outofcore`)."""
 
 from __future__ import annotations
 

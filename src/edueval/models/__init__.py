@@ -29,6 +29,11 @@ through ``llama-cpp-python``, offline, grammar-constrained JSON, token log-proba
 ``openai/<model>`` -- any OpenAI-compatible chat-completions server (``--base-url``, key from an
 environment variable).  See :mod:`edueval.models.client` for what the shared layer does, and
 :mod:`edueval.models.scripted_server` for the fake server used in tests and benchmarks.
+
+The cache key holds the server identity (normalised base URL; one identity per pool of replicas;
+the weights' SHA-256 for ``local``), and :func:`model_provenance` says what answered -- spec,
+backend, every base URL, weights -- as a run's ``config.json`` records it
+(:mod:`edueval.models.provenance`).
 """
 
 from .budget import DEFAULT_MAX_FAILURES, BudgetDecision, FailureBudgetExceeded, MaxFailures
@@ -38,6 +43,7 @@ from .client import ModelClient
 from .errors import ModelAuthError, ModelConfigError, ModelError, ModelUnreachableError
 from .evaluate import EvalOutcome, evaluate_requests
 from .jsonparse import parse_json_answer
+from .provenance import model_provenance
 from .registry import DEFAULT_MODEL, default_model_spec, get_model, make_backend
 from .retry import RetryPolicy
 from .types import ChatRequest, ChatResult, ModelStats, TokenLogprob
@@ -65,6 +71,7 @@ __all__ = [
     "evaluate_requests",
     "get_model",
     "make_backend",
+    "model_provenance",
     "parse_json_answer",
     "read_calls",
 ]

@@ -65,13 +65,17 @@ class Backend(Protocol):
     Attributes
     ----------
     name : the model spec as the user wrote it (``"local"``, ``"openai/gpt-4o-mini"``).
-    model_id : identity used in cache keys (must change whenever answers could change).
+    model_id : identity used in cache keys (must change whenever answers could change): the model
+        and where it runs -- the server identity, or the weights' SHA-256 (see
+        :mod:`edueval.models.provenance`).
     serial : True when the backend can only run one call at a time (the embedded model).
     """
 
     name: str
-    model_id: str
     serial: bool
+
+    @property
+    def model_id(self) -> str: ...
 
     def describe(self) -> str:
         """Where the model is (base URL(s), model file), for messages and ``calls.jsonl``."""

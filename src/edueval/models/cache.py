@@ -2,7 +2,11 @@
 
 The key is :meth:`ChatRequest.cache_key` -- a SHA-256 over the model identity, the messages and the
 generation parameters -- so a re-run of the same work makes no model calls, and an interrupted run
-resumes where it stopped.  Only successful answers are stored: a failed call is tried again next
+resumes where it stopped.  The model identity is the backend's ``model_id``: the model *and the
+server* (normalised base URL; one identity per pool of replicas; the weights' SHA-256 for the
+embedded model -- see :mod:`edueval.models.provenance`), so two servers that give their models the
+same name never answer for each other.  Entries written before the server was part of the key
+simply miss (they stay in the file, unused, until :meth:`ResponseCache.clear`).  Only successful answers are stored: a failed call is tried again next
 time, and an answer its caller could not read (:meth:`ModelClient.reject`) is deleted again.
 
 SQLite in WAL mode with a busy timeout lets several processes (e.g. a pool of workers, or two runs at

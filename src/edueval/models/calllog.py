@@ -32,8 +32,10 @@ class CallLog:
         self._lock = threading.Lock()
         self._fh = None
         self._seq = 0
+        self.created = False  # whether this log created its file (rather than appending to one)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.created = not self.path.exists()
             self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def write(

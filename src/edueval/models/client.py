@@ -8,7 +8,8 @@ and the backend's HTTP connection pool lives on one loop for the client's whole 
 
 Per request, in this order:
 
-1. the on-disk cache (unless ``no_cache``): a hit answers at once, no call is made;
+1. the on-disk cache (unless ``no_cache``), keyed by the model *and the server identity*
+   (:mod:`edueval.models.provenance`): a hit answers at once, no call is made;
 2. an identical request already in flight is awaited rather than sent twice;
 3. otherwise the backend is called under the concurrency limit (``max_connections``) with a
    per-attempt timeout; transient failures (429, 5xx, timeouts, dropped connections, malformed
@@ -42,6 +43,7 @@ from .base import Backend, RequestFailed, TransientError
 from .cache import ResponseCache
 from .calllog import CallLog
 from .errors import ModelError, ModelUnreachableError
+from .provenance import model_provenance, note_logging_backend
 from .retry import RetryPolicy
 from .types import ChatRequest, ChatResult, ModelStats
 
@@ -151,6 +153,8 @@ class ModelClient:
         self.timeout = float(timeout)
         self.cache = cache
         self.log = CallLog(log_path)
+        if self.log.path is not None:  # the run layer finds what answered from its calls.jsonl
+            note_logging_backend(self.log.path, backend, fresh=self.log.created)
         self.retry = retry or RetryPolicy()
         self._stats = ModelStats()
         self._stats_lock = threading.Lock()
@@ -172,6 +176,10 @@ class ModelClient:
     def describe(self) -> str:
         """Model spec and where it runs, e.g. ``openai/gpt-4o-mini at https://...``."""
         return self.backend.describe()
+
+    def provenance(self) -> dict[str, Any]:
+        """What answers: spec, backend, base URLs, weights (:func:`~.provenance.model_provenance`)."""
+        return model_provenance(self.backend)
 
     def complete(self, request: ChatRequest) -> ChatResult:
         """Answer one request (blocking).  Never raises for a failed call -- see ``ok``/``error``;

@@ -28,6 +28,7 @@ from typing import Any
 
 from .base import Reply, RequestFailed
 from .errors import ModelConfigError
+from .provenance import weights_sha256
 from .types import ChatRequest, TokenLogprob
 
 __all__ = ["LocalBackend", "smollm2_path", "N_CTX"]
@@ -112,13 +113,44 @@ class LocalBackend:
         self.n_threads = int(n_threads) if n_threads else _n_threads()
         self.seed = int(seed)
         try:
-            llama_version = version("llama-cpp-python")
+            self.llama_version = version("llama-cpp-python")
         except PackageNotFoundError:
-            llama_version = "missing"
-        # Answers can change with the weights file, the context size or the llama.cpp build.
-        size = self.path.stat().st_size
-        self.model_id = f"local/{self.path.name}/{size}/ctx{self.n_ctx}/llama-cpp-{llama_version}"
+            self.llama_version = "missing"
         self._grammars: dict[str, Any] = {}
+        self._model_id: str | None = None
+
+    @property
+    def weights_sha256(self) -> str:
+        """SHA-256 of the weights file (computed once per process: 0.1-0.4 s for SmolLM2)."""
+        return weights_sha256(self.path)
+
+    @property
+    def model_id(self) -> str:
+        """The cache identity: answers can change with the weights (their SHA-256, whatever the
+        file is called), the context size or the llama.cpp build.  Computed on first use (the
+        model is loaded once per process too, so a file changed afterwards is not seen)."""
+        if self._model_id is None:
+            sha, ctx, llama = self.weights_sha256, self.n_ctx, self.llama_version
+            self._model_id = f"local/sha256:{sha}/ctx{ctx}/llama-cpp-{llama}"
+        return self._model_id
+
+    def provenance(self) -> dict[str, Any]:
+        """What answers (see :func:`~edueval.models.provenance.model_provenance`)."""
+        return {
+            "spec": self.name,
+            "backend": "local",
+            "model": self.path.name,
+            "base_urls": [],
+            "weights": {
+                "file": self.path.name,
+                "path": str(self.path),
+                "bytes": self.path.stat().st_size,
+                "sha256": self.weights_sha256,
+            },
+            "runtime": f"llama-cpp-python {self.llama_version}",
+            "n_ctx": self.n_ctx,
+            "cache_identity": self.model_id,
+        }
 
     def describe(self) -> str:
         return f"{self.name} ({self.path.name} via llama-cpp-python, {self.n_threads} threads)"

@@ -3,10 +3,12 @@ llama.cpp server, LM Studio, ...) through the ``openai`` SDK.
 
 One attempt per :meth:`OpenAIBackend.generate`: the SDK's own retries are switched off
 (``max_retries=0``) so that retries are done -- and counted -- once, in the shared layer.  Several
-base URLs (replicas of one model) are used in turn, round-robin, attempt by attempt; they share the
-cache and the call log because the cache key does not include the URL.  (:func:`get_model` sends
-several URLs to :class:`~edueval.models.pool.EndpointPool` instead, which spreads calls by free
-capacity and sets failing servers aside.)
+base URLs (replicas of one model) are used in turn, round-robin, attempt by attempt; they share one
+cache identity, the sorted list of their URLs.  The cache key holds the server identity (see
+:mod:`edueval.models.provenance`), so two servers that give their models the same name never
+answer for each other.  (:func:`get_model` sends several URLs to
+:class:`~edueval.models.pool.EndpointPool` instead, which spreads calls by free capacity and sets
+failing servers aside.)
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from .base import Reply, RequestFailed, TransientError
 from .errors import ModelAuthError, ModelConfigError
+from .provenance import normalise_base_url, servers_identity
 from .types import ChatRequest, TokenLogprob
 
 __all__ = ["OpenAIBackend", "NO_KEY"]
@@ -66,7 +69,6 @@ class OpenAIBackend:
             )
         self.model = model
         self.name = f"openai/{model}"
-        self.model_id = self.name
         urls = _split_urls(base_url)
         explicit = bool(urls)
         if not urls:
@@ -74,6 +76,9 @@ class OpenAIBackend:
             urls = [env_url] if env_url else [_DEFAULT_URL]
             explicit = bool(env_url)
         self.base_urls = [u.rstrip("/") for u in urls]
+        # the cache key's identity: the model at these servers (never the key, query or password)
+        self.cache_identity = servers_identity(self.base_urls)
+        self.model_id = f"{self.name}@{self.cache_identity}"
         self.api_key_env = api_key_env
         key = os.environ.get(api_key_env) or None
         if key is None and not explicit:
@@ -89,6 +94,17 @@ class OpenAIBackend:
     def describe(self) -> str:
         where = self.base_urls[0] if len(self.base_urls) == 1 else ", ".join(self.base_urls)
         return f"{self.name} at {where}"
+
+    def provenance(self) -> dict[str, Any]:
+        """What answers (see :func:`~edueval.models.provenance.model_provenance`)."""
+        return {
+            "spec": self.name,
+            "backend": "openai-compatible",
+            "model": self.model,
+            "base_urls": [normalise_base_url(u) for u in self.base_urls],
+            "api_key_env": self.api_key_env,
+            "cache_identity": self.model_id,
+        }
 
     def _get_clients(self) -> list[Any]:
         if self._clients is None:

@@ -19,17 +19,28 @@ else.  What it adds:
   one, its error stops the run as a lone server's would;
 * **nothing to serve**: when every endpoint is set aside, an attempt fails at once with a message
   naming them, so the run's ``--max-failures`` budget decides what happens;
-* the cache key is the pool's model (``openai/<model>``), never an endpoint, so all endpoints share
-  cached answers, and ``calls.jsonl`` records in ``server`` the endpoint that answered.
+* one cache identity for the whole pool, never an endpoint's, since its replicas serve one model:
+  the cache key holds ``openai/<model>@pool:<cache_id>`` when the endpoints file names a
+  ``cache_id``, else ``openai/<model>@<the sorted normalised URLs>`` (see
+  :mod:`edueval.models.provenance`).  All endpoints share cached answers; a server outside the
+  pool, even one giving its model the same name, shares none.  ``calls.jsonl`` records in
+  ``server`` the endpoint that answered.
 
-Endpoints files (``--endpoints FILE``) are YAML: a list of mappings, or ``{endpoints: [...]}``::
+Endpoints files (``--endpoints FILE``) are YAML: a list of mappings, or
+``{endpoints: [...], cache_id: ...}``::
 
-    - url: http://gpu1:8000/v1
-      max_connections: 16
-    - url: http://gpu2:8000/v1
-      model: llama-3-8b          # the name this server gives the model (default: --model's)
-      key_env: GPU2_KEY          # variable holding its API key (default: --api-key-env)
-      max_connections: 32        # default: --max-connections
+    cache_id: llama3-8b-vllm     # optional: the pool's cache identity (default: its sorted URLs)
+    endpoints:
+      - url: http://gpu1:8000/v1
+        max_connections: 16
+      - url: http://gpu2:8000/v1
+        model: llama-3-8b        # the name this server gives the model (default: --model's)
+        key_env: GPU2_KEY        # variable holding its API key (default: --api-key-env)
+        max_connections: 32      # default: --max-connections
+
+Without ``cache_id`` adding or removing a replica starts a new cache identity (every request is
+asked again); with it the pool keeps its cached answers as its replicas change -- so give one only
+to a pool whose replicas all serve the same weights.
 """
 
 from __future__ import annotations
@@ -44,9 +55,10 @@ from typing import Any
 
 from .base import Reply, RequestFailed, TransientError
 from .errors import ModelError
+from .provenance import normalise_base_url, servers_identity
 from .types import ChatRequest
 
-__all__ = ["Endpoint", "EndpointPool", "load_endpoints"]
+__all__ = ["Endpoint", "EndpointPool", "load_endpoints", "read_endpoints"]
 
 _FAILURE_KINDS = {"connect", "connection", "5xx", "timeout", "malformed"}
 _KEYS = {"url", "model", "key_env", "max_connections"}
@@ -88,8 +100,10 @@ class EndpointPool:
 
     Parameters
     ----------
-    model : the model spec's name (``openai/<model>``): cache identity and default server name.
+    model : the model spec's name (``openai/<model>``): the default server name.
     endpoints : the endpoints (at least one).
+    cache_id : the pool's cache identity (an endpoints file's ``cache_id``); default: the sorted
+        normalised URLs of its endpoints.
     api_key_env : default key variable for endpoints that name none.
     max_connections : default connection limit for endpoints that give none.
     fail_threshold : consecutive transient failures that set an endpoint aside.
@@ -106,6 +120,7 @@ class EndpointPool:
         *,
         api_key_env: str = "OPENAI_API_KEY",
         max_connections: int = 8,
+        cache_id: str | None = None,
         fail_threshold: int = 3,
         cooldown: float = 5.0,
         max_cooldown: float = 60.0,
@@ -116,7 +131,9 @@ class EndpointPool:
             raise ModelError("an endpoint pool needs at least one endpoint")
         self.model = model
         self.name = f"openai/{model}"
-        self.model_id = self.name
+        self.cache_id = cache_id
+        self.cache_identity = servers_identity([ep.url for ep in endpoints], cache_id)
+        self.model_id = f"{self.name}@{self.cache_identity}"
         self.fail_threshold = int(fail_threshold)
         self.cooldown = float(cooldown)
         self.max_cooldown = float(max_cooldown)
@@ -139,6 +156,28 @@ class EndpointPool:
     def max_connections(self) -> int:
         """Total concurrency: the sum of the endpoints' limits."""
         return sum(s.limit for s in self.states)
+
+    def provenance(self) -> dict[str, Any]:
+        """What answers (see :func:`~edueval.models.provenance.model_provenance`)."""
+        return {
+            "spec": self.name,
+            "backend": "openai-compatible",
+            "model": self.model,
+            "base_urls": [normalise_base_url(s.url) for s in self.states],
+            "pool": {
+                "cache_id": self.cache_id,
+                "endpoints": [
+                    {
+                        "url": normalise_base_url(s.url),
+                        "model": s.backend.model,
+                        "api_key_env": s.backend.api_key_env,
+                        "max_connections": s.limit,
+                    }
+                    for s in self.states
+                ],
+            },
+            "cache_identity": self.model_id,
+        }
 
     def describe(self) -> str:
         where = ", ".join(f"{s.url} ({s.limit})" for s in self.states)
@@ -274,6 +313,12 @@ class EndpointPool:
 
 def load_endpoints(path: str | Path) -> list[Endpoint]:
     """Read an endpoints YAML file (see the module docstring); bad content is an InputError."""
+    return read_endpoints(path)[0]
+
+
+def read_endpoints(path: str | Path) -> tuple[list[Endpoint], str | None]:
+    """The endpoints of an endpoints YAML file and its ``cache_id`` (``None`` when it names none);
+    bad content is an InputError."""
     from ..io import InputError, load_yaml
 
     p = Path(path)
@@ -282,12 +327,24 @@ def load_endpoints(path: str | Path) -> list[Endpoint]:
     except OSError as exc:
         raise InputError(f"cannot read endpoints file: {exc.strerror}", file=p) from None
     data = load_yaml(text, file=p)
-    if isinstance(data, Mapping) and set(data) == {"endpoints"}:
+    cache_id = None
+    if isinstance(data, Mapping) and "endpoints" in data:
+        unknown = sorted(set(map(str, data)) - {"endpoints", "cache_id"})
+        if unknown:
+            raise InputError(f"unknown key {unknown[0]!r} (expected endpoints and, optionally, "
+                             "cache_id)", file=p)  # fmt: skip
+        cache_id = data.get("cache_id")
+        if cache_id is not None and (
+            isinstance(cache_id, bool) or not isinstance(cache_id, str | int)
+            or not str(cache_id).strip()
+        ):  # fmt: skip
+            raise InputError(f"cache_id must be a non-empty string, got {cache_id!r}", file=p)
+        cache_id = None if cache_id is None else str(cache_id).strip()
         data = data["endpoints"]
     if not isinstance(data, list) or not data:
         raise InputError("expected a list of endpoints ({url, model, key_env, max_connections})",
                          file=p)  # fmt: skip
-    return [_endpoint(entry, i + 1, p) for i, entry in enumerate(data)]
+    return [_endpoint(entry, i + 1, p) for i, entry in enumerate(data)], cache_id
 
 
 def _endpoint(entry: Any, n: int, path: Path) -> Endpoint:

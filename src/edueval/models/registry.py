@@ -53,13 +53,14 @@ def make_backend(
         from .openai_compat import OpenAIBackend, _split_urls
 
         model = spec[len("openai/") :]
-        pool = _endpoints(endpoints, _split_urls(base_url))
+        pool, cache_id = _endpoints(endpoints, _split_urls(base_url))
         if len(pool) > 1 or endpoints:
             from .pool import EndpointPool
 
             return EndpointPool(
-                model, pool, api_key_env=api_key_env, max_connections=max_connections
-            )
+                model, pool, api_key_env=api_key_env, max_connections=max_connections,
+                cache_id=cache_id,
+            )  # fmt: skip
         return OpenAIBackend(model, base_url=base_url, api_key_env=api_key_env)
     raise ModelConfigError(
         f"unknown model '{spec}'; expected 'local', 'local:<file.gguf>' or 'openai/<model>'"
@@ -68,12 +69,17 @@ def make_backend(
 
 def _endpoints(
     endpoints: Sequence[Endpoint] | str | Path | None, urls: list[str]
-) -> list[Endpoint]:
-    """The endpoints of a pool: an endpoints file or list, then the base URLs."""
-    from .pool import load_endpoints
+) -> tuple[list[Endpoint], str | None]:
+    """The endpoints of a pool (an endpoints file or list, then the base URLs) and the file's
+    ``cache_id``."""
+    from .pool import read_endpoints
 
-    given = load_endpoints(endpoints) if isinstance(endpoints, str | Path) else endpoints
-    return [*(given or []), *(Endpoint(u) for u in urls)]
+    cache_id = None
+    if isinstance(endpoints, str | Path):
+        given, cache_id = read_endpoints(endpoints)
+    else:
+        given = list(endpoints or [])
+    return [*given, *(Endpoint(u) for u in urls)], cache_id
 
 
 def get_model(

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, check_unique, line_of, read_table
+from ..io import InputError, as_table, check_unique, line_of
 from ..stats import wilson_interval
 from ..tables import Col, Schema
 from .stats import (
@@ -90,9 +90,10 @@ def parse_chosen(value: str) -> frozenset[str] | None:
     return tokens
 
 
-def read_choices(path: str | Path) -> pd.DataFrame:
-    """Read and validate a Phase-2 choices file; adds boolean columns ``is_<source>``."""
-    df = read_table(path, text_columns=["student", "question", "chosen"])
+def read_choices(data: str | Path | pd.DataFrame) -> pd.DataFrame:
+    """Read and validate a Phase-2 choices file, or the user's own DataFrame (validated the same
+    way, errors naming "choices DataFrame"); adds boolean columns ``is_<source>``."""
+    df = as_table(data, name="choices", text_columns=["student", "question", "chosen"])
     CHOICES_SCHEMA.validate(df)
     return _with_indicators(df)
 
@@ -214,6 +215,34 @@ class TuringResults:
             "tests": self.tests.to_dict(orient="records"),
             "mcnemar_table": self.table.to_dict(orient="index"),
         }
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy rows, one per estimate or test and SE kind: ``term, se, estimate, std_err,
+        ci_low, ci_high, statistic, df, p_value, reject``.  Terms: ``p_<source>`` (naive SEs with
+        the Wilson interval, and the clustered ones), ``p_ai - p_human`` (per SE kind, its
+        (1 - 2 alpha) interval: TOST's) and every row of ``tests``."""
+        rows = []
+        for r in self.rates.itertuples():
+            rows.append({"term": f"p_{r.source}", "se": "naive", "estimate": r.p,
+                         "std_err": r.se_naive, "ci_low": r.ci_low,
+                         "ci_high": r.ci_high})  # fmt: skip
+            rows.append({"term": f"p_{r.source}", "se": self.clustered_kind, "estimate": r.p,
+                         "std_err": r.se_clustered, "ci_low": r.ci_low_clustered,
+                         "ci_high": r.ci_high_clustered})  # fmt: skip
+        for k in SE_KINDS:
+            lo, hi = self.diff_ci[k]
+            rows.append({"term": "p_ai - p_human", "se": k, "estimate": self.diff,
+                         "ci_low": lo, "ci_high": hi})  # fmt: skip
+        tests = self.tests.rename(columns={"test": "term"})
+        cols = ["term", "se", "estimate", "std_err", "ci_low", "ci_high", "statistic", "df",
+                "p_value", "reject"]  # fmt: skip
+        return pd.concat([pd.DataFrame(rows), tests], ignore_index=True).reindex(columns=cols)
+
+    @property
+    def clustered_kind(self) -> str:
+        """The clustered SE kind of ``rates``' clustered columns (``se``, or cr3 when naive
+        decides)."""
+        return self.se if self.se in CLUSTER_SE else CLUSTER_SE[0]
 
     def summary(self) -> str:
         """A plain-text summary: rates, the 2x2 table, every test under every SE, the verdict."""

@@ -42,6 +42,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..io import InputError
 
@@ -177,6 +178,18 @@ class CoverageResults:
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy rows, one per top-k misconception (``rank``, ``frequency``, most frequent first)
+        with the plan beside each: ``students``, ``questions``, ``delta``, ``delta_q``,
+        ``per_student``, ``reveal``, ``simulated_coverage`` (NaN without a simulation)."""
+        plan = {k: getattr(self, k) for k in
+                ("students", "questions", "delta", "delta_q", "per_student", "reveal")}  # fmt: skip
+        cov = np.nan if self.simulated_coverage is None else self.simulated_coverage
+        return pd.DataFrame(
+            [{"rank": i + 1, "frequency": p, **plan, "simulated_coverage": cov}
+             for i, p in enumerate(self.top)]
+        )  # fmt: skip
 
     def summary(self) -> str:
         d = self.delta

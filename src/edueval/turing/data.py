@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import InputError, read_table
+from ..io import InputError, as_table
 from ..tables import Col, Schema
 
 __all__ = [
@@ -196,9 +196,13 @@ def same_answer(a: str, b: str) -> bool:
     return na is not None and nb is not None and same_number(na, nb)
 
 
-def read_phase1(path: str | Path) -> pd.DataFrame:
-    """Read and validate a Phase-1 file (student and question ids kept as text)."""
-    df = read_table(path, text_columns=list(PHASE1_COLUMNS))
+def read_phase1(data: str | Path | pd.DataFrame | list[dict]) -> pd.DataFrame:
+    """Read and validate a Phase-1 file (student and question ids kept as text), or the user's
+    own DataFrame or records (validated the same way, errors naming "phase1 DataFrame"; the
+    frame itself is not modified)."""
+    if isinstance(data, list):
+        data = pd.DataFrame.from_records(data)
+    df = as_table(data, name="phase1", text_columns=list(PHASE1_COLUMNS))
     PHASE1_SCHEMA.validate(df)
     return df
 

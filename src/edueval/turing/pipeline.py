@@ -34,7 +34,7 @@ from .power import (
     sample_size,
     verdict_convergence,
 )
-from .simulate import AIS, SimConfig, simulate_study
+from .simulate import AIS, SimConfig, SimulatedStudy, simulate_study
 from .stats import CLUSTER_SE
 
 _VERDICT_COLORS = {
@@ -465,7 +465,7 @@ class SimulationResults:
     cfg: SimConfig
     grid: list[int]
     p_rules: list[float]
-    main: dict  # simulate_study at cfg.n_students and the grid
+    main: SimulatedStudy  # simulate_study at cfg.n_students and the grid
     by_accuracy: pd.DataFrame
     consistency: pd.DataFrame
     type1: pd.DataFrame

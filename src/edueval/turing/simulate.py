@@ -71,6 +71,7 @@ __all__ = [
     "FREQUENCY_SCHEMA",
     "Bank",
     "SimConfig",
+    "SimulatedStudy",
     "build_bank",
     "option_probabilities",
     "read_frequencies",
@@ -407,6 +408,50 @@ def _size_rows(cfg: SimConfig, g: int, parts: list[dict]) -> tuple[list[dict], l
     return rows, means
 
 
+@dataclass
+class SimulatedStudy:
+    """Results of :func:`simulate_study`: ``rates`` (tidy: ``ai, n_students, se, verdict,
+    rate``), ``means`` (mean selection rates per AI and size), the item ``bank``, ``example``
+    (replication 0 as Phase-2 choices) and the ``config``.  ``res["rates"]`` works too (the
+    mapping it used to be)."""
+
+    rates: pd.DataFrame = field(repr=False)
+    means: pd.DataFrame = field(repr=False)
+    bank: Bank = field(repr=False)
+    example: pd.DataFrame = field(repr=False)
+    config: SimConfig
+
+    def __getitem__(self, key: str):
+        if key not in ("rates", "means", "bank", "example"):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def verdict_table(self, n_students: int | None = None, se: str = "clustered") -> pd.DataFrame:
+        """Share of replications ending in each verdict (columns) per AI (rows), at
+        ``n_students`` (default: the configuration's) with ``se`` (``clustered``/``naive``)."""
+        g = self.config.n_students if n_students is None else n_students
+        sel = self.rates[(self.rates["n_students"] == g) & (self.rates["se"] == se)]
+        table = sel.pivot(index="ai", columns="verdict", values="rate")
+        return table.reindex(index=list(AIS), columns=list(VERDICTS))
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy rows, one per (ai, n_students, se, verdict): the verdict ``rate``."""
+        return self.rates.copy()
+
+    def summary(self) -> str:
+        """A printable table: verdict rates per AI at the configured size, clustered SEs."""
+        c = self.config
+        return "\n".join([
+            f"Simulated imitation game: {c.reps} replications of {c.n_students} students x "
+            f"{c.n_questions} questions (eps {c.eps}, delta {c.delta}, alpha {c.alpha}, "
+            f"{c.se} SEs)",
+            self.verdict_table().round(3).to_string(),
+        ])  # fmt: skip
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
 def simulate_study(
     cfg: SimConfig,
     *,
@@ -414,11 +459,12 @@ def simulate_study(
     bank: Bank | None = None,
     log=None,
     executor=None,
-) -> dict:
+) -> SimulatedStudy:
     """Verdict rates of every AI against the human over ``cfg.reps`` replications, at
-    ``cfg.n_students`` and at each size of ``n_students_grid``. Returns a dict with ``rates``
-    (long DataFrame: ai, n_students, se, verdict, rate), ``means`` (mean p̂ per AI), the bank, and
-    ``example`` (replication 0 at ``cfg.n_students`` as Phase-2 rows for ``turing analyze``).
+    ``cfg.n_students`` and at each size of ``n_students_grid``. Returns
+    :class:`SimulatedStudy`: ``rates`` (long DataFrame: ai, n_students, se, verdict, rate),
+    ``means`` (mean p̂ per AI), the ``bank``, and ``example`` (replication 0 at
+    ``cfg.n_students`` as Phase-2 rows for ``turing analyze``).
 
     Every (size, chunk of ``cfg.chunk`` replications) is an independent task on ``executor``
     (default: in process) with its own seed from ``SeedSequence(cfg.seed).spawn``, so the numbers
@@ -444,12 +490,9 @@ def simulate_study(
         if log:
             log(f"  {g} students x {cfg.n_questions} questions: {cfg.reps} replications done")
     example = next(p["example"] for p in parts if p["example"] is not None)
-    return {
-        "rates": pd.DataFrame(rows),
-        "means": pd.DataFrame(means),
-        "bank": bank,
-        "example": example,
-    }
+    return SimulatedStudy(
+        rates=pd.DataFrame(rows), means=pd.DataFrame(means), bank=bank, example=example, config=cfg
+    )
 
 
 def _example_rows(res: dict, tup: dict, bank: Bank) -> pd.DataFrame:
