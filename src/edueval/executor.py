@@ -104,7 +104,7 @@ def parse_cluster(value: str) -> tuple[int, str | None]:
     m = re.fullmatch(r"local:(\d+)(?::(\d+(?:\.\d+)?\s*[KMGT]i?B))?", value.strip(), re.IGNORECASE)
     if m is None or int(m.group(1)) < 1:
         raise InputError(
-            "--cluster must be local:N with N >= 1 worker processes, optionally :MEMORY per "
+            "cluster= must be local:N with N >= 1 worker processes, optionally :MEMORY per "
             f"worker (e.g. local:4 or local:2:3GB), got {value!r}"
         )
     return int(m.group(1)), m.group(2)
@@ -247,13 +247,13 @@ def open_executor(cluster: str | None = None, scheduler: str | None = None) -> I
     ``$EDUEVAL_SCHEDULER`` names a scheduler, and without that the tasks run in process.
     """
     if cluster and scheduler:
-        raise InputError("give --cluster or --scheduler, not both")
+        raise InputError("give cluster= or scheduler=, not both")
     if cluster:
         n, memory = parse_cluster(cluster)
         with _local_cluster(n, memory) as ex:
             yield ex
         return
-    source = "--scheduler"
+    source = "scheduler="
     if not scheduler:
         scheduler = os.environ.get(ENV_SCHEDULER, "").strip() or None
         source = f"${ENV_SCHEDULER}"

@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from io import StringIO
 from pathlib import Path
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -82,6 +83,16 @@ class InputError(ValueError):
         text = " ".join(self.message.split())  # always a single line
         return f"{prefix}: {text}" if prefix else text
 
+    def renamed(self, **names: str) -> InputError:
+        """This error with each parameter ``old=`` named ``new=`` (``names``: ``old="new"``):
+        for a run layer whose command calls a library parameter by another name, so that the
+        command line shows its own flag.  ``old=`` followed by a value is left as written."""
+        message = self.message
+        for old, new in names.items():
+            message = re.sub(rf"(?<![\w.\-]){re.escape(old)}=(?![\w'\"(\[{{+\-.])", f"{new}=",
+                             message)  # fmt: skip
+        return InputError(message, file=self.file, line=self.line, column=self.column)
+
 
 class RunFailed(Exception):
     """A run that ended with results that must not be trusted (exit code 3).
@@ -107,11 +118,14 @@ def atomic_write(path: str | Path, data: str | bytes) -> Path:
     temporary file alone would be 0600), so reports and tables can be shared as usual."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
-            fh.write(data)
+        if isinstance(data, bytes):
+            with os.fdopen(fd, "wb") as binary:
+                binary.write(data)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
@@ -282,7 +296,7 @@ def _yaml_loader() -> type:
 
         depth = 0
 
-        def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        def compose_node(self, parent, index):
             if self.check_event(yaml.ScalarEvent, yaml.AliasEvent):  # not a level
                 return super().compose_node(parent, index)
             self.depth += 1
@@ -517,8 +531,8 @@ def _short_record(path: Path, sep: str, encoding: str, n_fields: int) -> tuple[i
             bad = np.flatnonzero((seps < n_fields - 1) & ~empty)
             bad = bad[bad > 0]  # the header defines the count
             return (int(bad[0]) + 1, int(seps[bad[0]]) + 1) if len(bad) else None
-    with open(path, encoding=_bom_tolerant(encoding), newline="") as fh:
-        text = fh.read() if size <= 64 * 2**20 else None
+    with open(path, encoding=_bom_tolerant(encoding), newline="") as text_fh:
+        text = text_fh.read() if size <= 64 * 2**20 else None
         if text is None:
             return None
     reader = csv.reader(StringIO(text, newline=""), delimiter=sep)
@@ -702,7 +716,7 @@ def _read_json(path: Path, text: list[str], encoding: str) -> pd.DataFrame:
     return df
 
 
-def _is_columns(obj: object) -> bool:
+def _is_columns(obj: object) -> TypeGuard[dict[str, Any]]:
     """A JSON object whose every value is a list (or every value an object): columns, not a row."""
     if not isinstance(obj, dict) or not obj:
         return False

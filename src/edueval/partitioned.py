@@ -121,6 +121,7 @@ def open_dataset(source: str | Path) -> Dataset:
     if len(kinds) > 1:
         raise InputError("a dataset is all Parquet or all CSV, not both", file=source)
     kind = kinds.pop()
+    assert kind is not None  # files of neither kind were refused above
     columns = _columns(files[0], kind)
     for f in files[1:]:
         other = _columns(f, kind)

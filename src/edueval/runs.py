@@ -170,13 +170,13 @@ def check_out_dir(path: str | Path, command: str, *, overwrite: bool = False) ->
     path = Path(path)
     problem = _blocking_ancestor(path)
     if problem is not None:
-        raise InputError(f"--out {path}: {problem}")
+        raise InputError(f"out= {path}: {problem}")
     other = _run_command(path) if path.is_dir() else None
     if other is not None and other != command:
         if not overwrite:
             raise InputError(
-                f"--out {path} holds the results of '{other}'; choose another directory, or "
-                "add --overwrite to replace them"
+                f"out= {path} holds the results of '{other}'; choose another directory, or "
+                "set overwrite= to replace them"
             )
         clear_run(path)
         (path / "config.json").unlink(missing_ok=True)
@@ -187,12 +187,12 @@ def check_out_file(path: str | Path) -> Path:
     """Check an output file before any work starts (not a folder, its folder writable)."""
     path = Path(path)
     if path.is_dir():
-        raise InputError(f"--out {path}: is a directory, expected a file name")
+        raise InputError(f"out= {path}: is a directory, expected a file name")
     problem = _blocking_ancestor(path.parent)
     if problem is None and path.exists() and not os.access(path, os.W_OK):
         problem = "cannot write the file (permission denied)"
     if problem is not None:
-        raise InputError(f"--out {path}: {problem}")
+        raise InputError(f"out= {path}: {problem}")
     return path
 
 

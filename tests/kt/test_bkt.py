@@ -114,7 +114,7 @@ def test_em_is_monotone_and_loglik_is_exact():
     by_skill = {s: m.params_.loc[s].to_numpy() for s in m.params_.index}
     for skill, g in df.groupby("skill"):
         assert m.log_likelihood_[skill] == pytest.approx(ref.loglik(g, by_skill), rel=1e-10)
-    assert m.score(df) == pytest.approx(m.log_likelihood_.sum(), rel=1e-12)
+    assert m.log_likelihood(df) == pytest.approx(m.log_likelihood_.sum(), rel=1e-12)
 
 
 def test_recovers_simulated_parameters():

@@ -35,7 +35,7 @@ def test_table_columns_and_full_fit_criteria(result) -> None:
     assert t.loc["pfa", "loglik"] == pytest.approx(fold.mean())
     assert t.loc["pfa", "loglik_ci_high"] == pytest.approx(fold.mean() + half)
     full = BKT(n_restarts=2, seed=3).fit(df)
-    ll = full.score(df)
+    ll = full.log_likelihood(df)
     assert t.loc["bkt", "n_params"] == 8
     assert t.loc["bkt", "aic"] == pytest.approx(-2 * ll + 16, rel=1e-9)
     assert t.loc["bkt", "bic"] == pytest.approx(-2 * ll + 8 * np.log(len(df)), rel=1e-9)

@@ -65,7 +65,7 @@ def test_bad_fold_counts_are_input_errors(data) -> None:
         make_folds(data, 1)
     with pytest.raises(InputError, match="needs at least 60 students"):
         make_folds(data, 60)
-    with pytest.raises(InputError, match="--by"):
+    with pytest.raises(InputError, match="by="):
         make_folds(data, 3, by="skill")
 
 

@@ -66,7 +66,7 @@ def test_afm_unpenalised_equals_statsmodels(data) -> None:
     np.testing.assert_allclose(model.coef_[1:], ref.params, atol=1e-6, rtol=0)
     assert model.coef_[0] == 0.0
     assert model.n_params_ == X.shape[1]
-    assert model.score(data) == pytest.approx(ref.llf, abs=1e-8)
+    assert model.log_likelihood(data) == pytest.approx(ref.llf, abs=1e-8)
 
 
 def test_pfa_unpenalised_equals_statsmodels(data) -> None:

@@ -306,7 +306,7 @@ def test_predict_equals_independent_filter(case):
     pc, pk, ll = ref_filter(y, *args)
     np.testing.assert_allclose(out["p_correct"], pc.ravel(), atol=1e-12)
     np.testing.assert_allclose(out["p_known"], pk.ravel(), atol=1e-12)
-    assert m.score(df) == pytest.approx(ll, rel=1e-12)
+    assert m.log_likelihood(df) == pytest.approx(ll, rel=1e-12)
 
 
 def _num(s):
@@ -346,7 +346,7 @@ def test_multiprior_loglik_is_the_mixture_first_step_likelihood(kw):
     mixed = np.full(y.shape[0], sum(share[k] * prior[k] for k in share))
     pc, _, ll = ref_filter(y, *args, first_prior=mixed)
     assert m.log_likelihood_.sum() == pytest.approx(ll, rel=1e-12)
-    assert m.score(df) == pytest.approx(ll, rel=1e-12)
+    assert m.log_likelihood(df) == pytest.approx(ll, rel=1e-12)
     out = m.predict(df).sort_values(["student", "order"], key=lambda s: s.map(_num))
     np.testing.assert_allclose(out["p_correct"], pc.ravel(), atol=1e-12)
     assert np.sum(np.log(np.where(y.ravel() == 1, pc.ravel(), 1 - pc.ravel()))) == (
@@ -382,7 +382,7 @@ def test_init_sets_the_first_restart():
     m = BKT(n_restarts=1, max_iter=1, multigs="item", init=start).fit(df)
     merged = m.params_.merge(start, on=["skill", "parameter", "group"])
     np.testing.assert_allclose(merged["value_x"], merged["value_y"], atol=1e-12)
-    assert m.log_likelihood_.sum() == pytest.approx(m.score(df), rel=1e-12)
+    assert m.log_likelihood_.sum() == pytest.approx(m.log_likelihood(df), rel=1e-12)
 
 
 def test_classic_fast_path_is_unchanged():

@@ -129,5 +129,5 @@ def test_a_bad_question_frame_is_one_line_naming_the_frame(questions):
         evaluate(bad, "openai/never-called")
     assert "rationale_B" in str(info.value) and "\n" not in str(info.value)
     assert "rationale_B" not in bad.columns and "rationale_A" in questions.columns
-    with pytest.raises(InputError, match="prompt must be one of"):
+    with pytest.raises(InputError, match="prompt= must be one of"):
         evaluate(questions, "openai/never-called", prompt="fancy")

@@ -179,4 +179,8 @@ def test_hdi_coverage_on_simulated_data():
     g = res.groups.merge(truth.drop_duplicates("item"), on="item")
     cover0 = ((g["alpha0_hdi_low"] <= g["alpha0"]) & (g["alpha0"] <= g["alpha0_hdi_high"])).mean()
     assert 0.92 <= cover0 <= 0.98, cover0
-    assert res.max_rhat <= 1.01
+    # ArviZ's rank-normalised split R-hat (since issue 20; numpyro's split R-hat gave <= 1.01 for
+    # all 4000 parameters): it is stricter, and over 4000 parameters of 4 x 500 draws some pass
+    # 1.01 by chance (56 of 4000, max 1.017 seen); the fit warns about them.
+    assert res.max_rhat <= 1.03 and res.n_rhat_above <= 100, (res.max_rhat, res.n_rhat_above)
+    assert (res.n_rhat_above > 0) == any("R-hat > 1.01" in w for w in res.warnings())

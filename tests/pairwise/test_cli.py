@@ -60,9 +60,10 @@ def test_fit_summarize_hierarchical_raters_end_to_end(cli, comparisons, tmp_path
     results = json.loads((out / "results.json").read_text())
     assert results["n_groups"] == 12
     ab = pd.read_csv(out / "abilities.csv")
-    assert len(ab) == 36 and {"alpha_hdi_low", "rank_mean", "prob_hdi_high", "rhat", "ess"} <= set(
-        ab.columns
-    )
+    # ArviZ's diagnostics: rank-normalised R-hat, bulk and tail ESS (formerly one "ess" column)
+    assert len(ab) == 36 and {
+        "alpha_hdi_low", "rank_mean", "prob_hdi_high", "rhat", "ess_bulk", "ess_tail"
+    } <= set(ab.columns)  # fmt: skip
     config = json.loads((out / "config.json").read_text())
     assert config["status"] == "complete" and config["seed"] == 3
     assert config["params"]["ties"] == "half"

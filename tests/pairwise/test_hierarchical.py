@@ -63,7 +63,11 @@ def test_recovers_agent_differences():
     s = res.sigma
     assert ((s["sigma_hdi_low"] < 0.5) & (s["sigma_hdi_high"] > 0.5)).all()
     diag = res.diagnostics()
-    assert diag["max_rhat"] <= 1.01 and diag["n_divergent"] == 0
+    # ArviZ's rank-normalised R-hat (since issue 20) is stricter than numpyro's split R-hat: over
+    # the 240 item-level abilities of 4 x 600 draws the largest is 1.0104 (numpyro: <= 1.01); the
+    # differences and sigma, the model's answer, stay below 1.01
+    assert diag["max_rhat"] <= 1.02 and diag["n_divergent"] == 0
+    assert (d["rhat"] <= 1.01).all() and (s["rhat"] <= 1.01).all()
     assert "agent differences" in res.summary()
 
 

@@ -51,7 +51,10 @@ def test_position_biased_raters_are_flagged(rater_fit):
     honest = r[r.index.str.startswith("honest")]
     # each honest rater has 3 models whose true alpha0 is 0: a few false flags at most
     assert honest["flagged"].sum() <= 3, honest[honest["flagged"]]
-    assert rater_fit.fit.max_rhat <= 1.01
+    # ArviZ's rank-normalised R-hat (since issue 20) is stricter than numpyro's split R-hat (which
+    # gave <= 1.01 here): over 360 parameters of 4 x 600 draws the largest is 1.0125
+    fit = rater_fit.fit
+    assert fit.max_rhat <= 1.02 and fit.n_rhat_above <= 10, (fit.max_rhat, fit.n_rhat_above)
 
 
 def test_overlap_with_a_reference_list(rater_fit):

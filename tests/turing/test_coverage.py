@@ -76,7 +76,7 @@ def test_cli_coverage(tmp_path, capsys):
     assert res["students"] == math.ceil(math.log(200) / (0.05 * 0.95)) and res["questions"] == 15
     assert "Theorem 2" in capsys.readouterr().out
     for args, msg in (
-        (["--p-min", "0.5"], "--p-min must be in (0, 1/top-k]"),
+        (["--p-min", "0.5"], "--p-min must be in (0, 1/k] = (0, 0.1] for --top-k 10, got 0.5"),
         (["--confidence", "1"], "--confidence must be in (0, 1)"),
         (["--p-min", "0.05", "--zipf", "1"], "exactly one of --p-min or --zipf"),
         (["--reveal", "0"], "--reveal must be in (0, 1]"),

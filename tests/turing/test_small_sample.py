@@ -305,7 +305,7 @@ def test_simulations_take_the_clustered_se_option():
     cr2 = simulate_power(Rates(0.3, 0.3, 0.1), **kw)
     assert cr1["naive"] == cr2["naive"]  # same studies, same naive verdicts
     assert cr1["clustered"] != cr2["clustered"]
-    with pytest.raises(InputError, match="--se must be one of cr3, cr2, cr1"):
+    with pytest.raises(InputError, match="se= must be one of cr3, cr2, cr1"):
         SimConfig(se="cr4").check()
 
 

@@ -58,6 +58,14 @@ SchedulerOption = Annotated[
         "default: $EDUEVAL_SCHEDULER, else in process).",
     ),
 ]
+JsonOption = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print the run's results.json to stdout when it is written (for scripting); "
+        "every other line goes to stderr.",
+    ),
+]
 
 
 def typer_app(help: str, **settings: Any) -> typer.Typer:
@@ -109,5 +117,20 @@ def warn(message: str) -> None:
     say(f"warning: {message}")
 
 
-def done(path: Path, what: str = "report.html") -> None:
+def show(text: str, json: bool = False) -> None:
+    """A table or summary for the user: on stdout, or on stderr with ``--json`` (whose stdout
+    holds ``results.json`` alone)."""
+    print(text, end="" if text.endswith("\n") else "\n", file=sys.stderr if json else sys.stdout)
+
+
+def emit_results(path: Path, json: bool) -> None:
+    """With ``--json``: the run's ``results.json``, as written, on stdout (and nothing else)."""
+    if json:
+        sys.stdout.write((path / "results.json").read_text(encoding="utf-8"))
+        sys.stdout.flush()
+
+
+def done(path: Path, what: str = "report.html", *, json: bool = False) -> None:
+    """The closing line (on stderr); with ``--json`` also the run's ``results.json`` on stdout."""
     say(f"wrote {path}/ (open {path / what})")
+    emit_results(path, json)

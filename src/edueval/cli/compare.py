@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, OverwriteOption, done, out_dir, say
+from .common import JsonOption, OutOption, OverwriteOption, done, out_dir, say
 
 RunsArg = Annotated[
     list[Path],
@@ -58,6 +58,7 @@ def compare(
     ] = 0.05,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Compare runs on the same items: each run's estimate with its 95% CI and its paired
     difference from the reference (exact McNemar; question-clustered for MIA), Holm-adjusted,
@@ -73,4 +74,4 @@ def compare(
         worse = ", ".join(f"{d['run']} {d['difference']:+.3f} (p Holm {d['p_holm']:.3g})"
                           for d in rows)  # fmt: skip
         say(f"{metric}: reference {ref}; {worse}")
-    done(path)
+    done(path, json=json_out)

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app
+from .common import (
+    JsonOption,
+    OutOption,
+    OverwriteOption,
+    SeedOption,
+    done,
+    out_dir,
+    say,
+    typer_app,
+)
 from .ranges import COUNT_MAX, check_memory
 
 app = typer_app(
@@ -44,6 +53,7 @@ def analyze(
     ] = 0.05,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Per item: DF, DC (item-total; item-rest; upper/lower 27%), distractor rates, DE."""
     from ..items.pipeline import analyze_run
@@ -55,7 +65,7 @@ def analyze(
         f"{res['n_items']} items, {res['n_students']} students: mean DF {m['DF']:.3f}, "
         f"DC {m['DC']:.3f}, DE {m['DE'] if m['DE'] is None else round(m['DE'], 2)}"
     )
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -81,6 +91,7 @@ def pairs(
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Pairs of questions on the same material whose measure differs by >= alpha, labelled."""
     from ..items.pairs import parse_alpha
@@ -100,7 +111,7 @@ def pairs(
     say(
         f"{res['n_pairs']} pairs: " + ", ".join(f"{d} {n}" for d, n in res["per_dimension"].items())
     )
-    done(path)
+    done(path, json=json_out)
 
 
 #: Bytes per simulated (student, question) response in memory, its table rows included.
@@ -130,6 +141,7 @@ def simulate(
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """A synthetic classroom: items.jsonl + responses.csv with known ground truth, and pairs."""
     from ..io import InputError
@@ -155,4 +167,4 @@ def simulate(
         f"{res['n_items']} questions x {res['n_students']} students; pairs "
         + ", ".join(f"{d} {n}" for d, n in res["pairs"].items())
     )
-    done(path)
+    done(path, json=json_out)

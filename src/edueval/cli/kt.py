@@ -11,6 +11,7 @@ from ..kt.bkt.model import BKT
 from ..kt.data import Columns, RowFilter
 from .common import (
     ClusterOption,
+    JsonOption,
     OutOption,
     OverwriteOption,
     SchedulerOption,
@@ -202,6 +203,7 @@ def simulate(
     seed: SeedOption = 1,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Simulate students from the BKT generative model (writes responses.csv with 'known')."""
     from ..kt.commands.pipeline import simulate_run
@@ -224,7 +226,7 @@ def simulate(
         rows_per_file=rows_per_file,
     )
     say(f"{res['n_responses']} responses on {res['n_skills']} skills")
-    done(path)
+    done(path, json=json_out)
 
 
 #: Bytes per simulated response row in memory (measured: about 90 with its columns).
@@ -269,6 +271,7 @@ def predict(
     skip_no_skill: SkipNoSkillOption = False,
     cluster: ClusterOption = None,
     scheduler: SchedulerOption = None,
+    json_out: JsonOption = False,
 ) -> None:
     """Forward filtering: p_correct before and p_known after every response."""
     from ..executor import open_executor
@@ -290,7 +293,7 @@ def predict(
     _say_left_out(res)
     where = "predictions/*.parquet" if "predictions" in res else "predictions.csv"
     say(f"predicted {res['n_responses']} responses on {res['n_skills']} skills ({where})")
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -341,6 +344,7 @@ def fit(
     init: InitFile = None,
     cluster: ClusterOption = None,
     scheduler: SchedulerOption = None,
+    json_out: JsonOption = False,
 ) -> None:
     """Maximum-likelihood BKT parameters per skill by EM with seeded restarts (and variants)."""
     from ..executor import open_executor
@@ -389,7 +393,7 @@ def fit(
     if res["n_not_converged"]:
         warn(f"{res['n_not_converged']} skill(s) stopped at --max-iter before converging")
     say(f"fitted {res['n_skills']} skills, total log-likelihood {res['total_log_likelihood']:.4f}")
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -426,6 +430,7 @@ def evaluate(
     skip_no_skill: SkipNoSkillOption = False,
     cluster: ClusterOption = None,
     scheduler: SchedulerOption = None,
+    json_out: JsonOption = False,
 ) -> None:
     """Performance and knowledge metrics and moment-of-learning error."""
     from ..executor import open_executor
@@ -457,7 +462,7 @@ def evaluate(
     say(f"performance: AUC {p['auc']:.4f}  RMSE {p['rmse']:.4f}  accuracy {p['accuracy']:.4f}")
     if "moment_of_learning" in res:
         say(f"moment of learning MAD: {res['moment_of_learning']['mol_mad']:.4f}")
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -495,6 +500,7 @@ def study(
     overwrite: OverwriteOption = False,
     cluster: ClusterOption = None,
     scheduler: SchedulerOption = None,
+    json_out: JsonOption = False,
 ) -> None:
     """The Pardos & Yudelson study (Tables 2, 3, Experiment 3) beside the published values."""
     from ..executor import open_executor
@@ -529,7 +535,7 @@ def study(
         f"study finished in {res['seconds']:.1f} s: true set first by log-likelihood in "
         f"{res['true_first']['loglik']}/{skills} skills"
     )
-    done(path)
+    done(path, json=json_out)
 
 
 # -- model comparison and online tracking (crossvalidate, compare, roster) ----------------------
@@ -545,7 +551,7 @@ RestartsOption = Annotated[
 @app.command()
 def crossvalidate(
     data: DataArg,
-    folds: FoldsOption = 5,
+    n_folds: FoldsOption = 5,
     by: Annotated[
         str, typer.Option("--by", help="Folds by 'student' (no student in two folds) or 'row'.")
     ] = "student",
@@ -567,6 +573,7 @@ def crossvalidate(
     col_correct: ColCorrect = "correct",
     col_order: ColOrder = "order",
     encoding: EncodingOption = "utf-8",
+    json_out: JsonOption = False,
 ) -> None:
     """Held-out RMSE, AUC, accuracy and log-likelihood per fold and skill (mean ± SD)."""
     from ..kt.commands.model_runs import crossvalidate_run
@@ -575,12 +582,12 @@ def crossvalidate(
     check_memory(restarts * RESTART_BYTES, ("--restarts", restarts))
     path = out_dir(out, "kt crossvalidate", overwrite)
     res = crossvalidate_run(
-        path, data, spec=spec, n_folds=folds, by=by, seed=seed, n_restarts=restarts,
+        path, data, spec=spec, n_folds=n_folds, by=by, seed=seed, n_restarts=restarts,
         columns=_cols(col_student, col_skill, col_correct, col_order, "known"), encoding=encoding,
     )  # fmt: skip
     say(f"{spec}: held-out AUC {res['auc_mean']:.4f} ± {res['auc_sd']:.4f}, "
-        f"RMSE {res['rmse_mean']:.4f} ± {res['rmse_sd']:.4f} over {folds} folds")  # fmt: skip
-    done(path)
+        f"RMSE {res['rmse_mean']:.4f} ± {res['rmse_sd']:.4f} over {n_folds} folds")  # fmt: skip
+    done(path, json=json_out)
 
 
 def _with_forgets(spec: str, forgets: bool) -> str:
@@ -600,7 +607,7 @@ def compare(
         str,
         typer.Option("--models", help="Comma-separated model specs, e.g. bkt,bkt-forgets,afm,pfa."),
     ] = "bkt,bkt-forgets,afm,pfa",
-    folds: FoldsOption = 5,
+    n_folds: FoldsOption = 5,
     restarts: RestartsOption = 5,
     seed: SeedOption = 1,
     out: OutOption = None,
@@ -610,6 +617,7 @@ def compare(
     col_correct: ColCorrect = "correct",
     col_order: ColOrder = "order",
     encoding: EncodingOption = "utf-8",
+    json_out: JsonOption = False,
 ) -> None:
     """Models on the same student folds: held-out scores with CIs, AIC/BIC, paired differences."""
     from ..kt.commands.model_runs import compare_run
@@ -617,12 +625,12 @@ def compare(
     check_memory(restarts * RESTART_BYTES, ("--restarts", restarts))
     path = out_dir(out, "kt compare", overwrite)
     res = compare_run(
-        path, data, models=models, n_folds=folds, seed=seed, n_restarts=restarts,
+        path, data, models=models, n_folds=n_folds, seed=seed, n_restarts=restarts,
         columns=_cols(col_student, col_skill, col_correct, col_order, "known"), encoding=encoding,
         progress=lambda spec, s: say(f"{spec}: {s:.1f} s"),
     )  # fmt: skip
     say(f"best by held-out log-likelihood: {res['best_by_heldout_loglik']}")
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -645,6 +653,7 @@ def roster(
     col_correct: ColCorrect = "correct",
     col_order: ColOrder = "order",
     encoding: EncodingOption = "utf-8",
+    json_out: JsonOption = False,
 ) -> None:
     """Replay a response log through an online roster: p_correct and p_known per update."""
     from ..kt.commands.model_runs import roster_run
@@ -655,4 +664,4 @@ def roster(
         columns=_cols(col_student, col_skill, col_correct, col_order, "known"),
     )  # fmt: skip
     say(f"{res['n_updates']} updates for {res['n_students']} students (updates.csv, state.csv)")
-    done(path)
+    done(path, json=json_out)

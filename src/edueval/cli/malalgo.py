@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app
+from .common import (
+    JsonOption,
+    OutOption,
+    OverwriteOption,
+    SeedOption,
+    done,
+    out_dir,
+    say,
+    typer_app,
+)
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -44,6 +53,7 @@ def generate(
     seed: SeedOption = 1,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """A MalAlgoQA-format question set built from the mal-rule library (questions.csv)."""
     from ..malalgo.pipeline import generate_run
@@ -52,7 +62,7 @@ def generate(
     path = out_dir(out, "malalgo generate", overwrite)
     res = generate_run(path, n=n, seed=seed, grades=grade, contents=content)
     say(f"{res['n_questions']} questions from {res['malrules_used']} mal-rules")
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -102,6 +112,7 @@ def run(
     seed: SeedOption = 1,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Ask a model to identify the rationale behind every choice; MCQ accuracy, AIA, MIA."""
     from ..io import InputError
@@ -153,7 +164,7 @@ def run(
             f"failed {res['n_failed']}"
         )
 
-    done(run_models(paths, one_run, path))
+    done(run_models(paths, one_run, path), json=json_out)
 
 
 @app.command()
@@ -163,6 +174,7 @@ def score(
     ],
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Recompute MCQ accuracy, AIA, MIA and the breakdowns from a run's responses.csv."""
     from ..malalgo.pipeline import score_run
@@ -173,7 +185,7 @@ def score(
         f"MCQ {res['mcq']['accuracy']:.3f}  AIA {res['aia']['accuracy']:.3f}  "
         f"MIA {res['mia']['accuracy']:.3f}"
     )
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -186,6 +198,7 @@ def audit(
     seed: SeedOption = 1,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Can a surface cue pick the key (chance 1 in 4)?
 
@@ -208,4 +221,4 @@ def audit(
         + f"; words-only classifier {res['accuracy']:.3f} "
         f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}], chance 0.25"
     )
-    done(path)
+    done(path, json=json_out)

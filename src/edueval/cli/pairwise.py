@@ -143,6 +143,14 @@ def fit(
     ] = 0,
     cluster: ClusterOption = None,
     scheduler: SchedulerOption = None,
+    save_draws: Annotated[
+        bool,
+        typer.Option(
+            "--save-draws",
+            help="Also write the posterior draws (alpha, alpha0, sample stats) as posterior.nc "
+            "(ArviZ InferenceData, NetCDF) in the run folder.",
+        ),
+    ] = False,
 ) -> None:
     """Bayesian Bradley-Terry with order effect per (item, attribute), all sampled together."""
     from ..executor import open_executor
@@ -164,11 +172,13 @@ def fit(
             warn=warn,
             groups_per_task=groups_per_task,
             executor=executor,
+            save_draws=save_draws,
         )
     say(
         f"{res['n_groups']} item x attribute models from {res['n_comparisons']} comparisons in "
-        f"{res['sampling_seconds']:.1f} s; max R-hat {res['max_rhat']:.4f}, min ESS "
-        f"{res['min_ess']:.0f}"
+        f"{res['sampling_seconds']:.1f} s; max R-hat {res['max_rhat']:.4f}, min ESS bulk "
+        f"{res['min_ess_bulk']:.0f}, tail {res['min_ess_tail']:.0f}"
+        + (f"; draws in {path / res['posterior']}" if res.get("posterior") else "")
     )
     done(path)
 

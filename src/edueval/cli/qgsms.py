@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from .common import OutOption, OverwriteOption, SeedOption, done, out_dir, say, typer_app
+from .common import (
+    JsonOption,
+    OutOption,
+    OverwriteOption,
+    SeedOption,
+    done,
+    out_dir,
+    say,
+    typer_app,
+)
 from .models import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -145,6 +154,7 @@ def run(
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Judge every pair in both orders; AA, CA, binomial tests, accuracy vs alpha, cost, and a
     ranking of the questions (1 / 0.5 score, Bradley-Terry) against the true measure."""
@@ -169,7 +179,7 @@ def run(
                         max_failures=limit_failures, log=say)  # fmt: skip
         say((f"{spec}: " if len(paths) > 1 else "") + _line(res))
 
-    done(run_models(paths, one_run, path))
+    done(run_models(paths, one_run, path), json=json_out)
 
 
 @app.command()
@@ -182,6 +192,7 @@ def score(
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Recompute AA/CA, binomial tests, accuracy vs alpha and the question ranking (1 / 0.5
     score, Bradley-Terry, correlations with the true measure, ANOVA over DE) from judgements.csv."""
@@ -190,4 +201,4 @@ def score(
     path = out_dir(out, "qgsms score", overwrite)
     res = score_run(path, judgements, bradley_terry=bt, seed=seed)
     say(_line(res))
-    done(path)
+    done(path, json=json_out)

@@ -5,12 +5,22 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ..study.inputs import MAX_PARTICIPANTS
-from .common import OutOption, OverwriteOption, done, out_dir, out_file, say, typer_app, warn
+from .common import (
+    JsonOption,
+    OutOption,
+    OverwriteOption,
+    done,
+    out_dir,
+    out_file,
+    say,
+    typer_app,
+    warn,
+)
 
 #: Most ``study serve --workers``: one process per core is the rule; each holds up to 30
 #: database connections.
@@ -147,8 +157,8 @@ def serve(
     scheme = "https" if tls else "http"
     say(f"{study.kind} study '{study.title}' on {scheme}://{host}:{port}/ "
         f"(database {masked_url(url)})")  # fmt: skip
-    options = {"host": host, "port": port, "log_level": "warning", "timeout_keep_alive": 5,
-               "ssl_certfile": ssl_certfile, "ssl_keyfile": ssl_keyfile}  # fmt: skip
+    options: dict[str, Any] = {"host": host, "port": port, "log_level": "warning",
+               "timeout_keep_alive": 5, "ssl_certfile": ssl_certfile, "ssl_keyfile": ssl_keyfile}  # fmt: skip
     if workers == 1:
         uvicorn.run(app, **options)
         return
@@ -216,6 +226,7 @@ def export(
     db: DbOption = None,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Write the answers as the CSV the analysis reads: comparisons.csv (pairwise fit),
     choices.csv (turing analyze) or phase1.csv (turing generate)."""
@@ -229,4 +240,4 @@ def export(
         sdb.close()
     say(f"{res['n_rows']} answers from {res['n_participants']} participants -> "
         f"{path / res['file']}")  # fmt: skip
-    done(path)
+    done(path, json=json_out)

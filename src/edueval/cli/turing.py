@@ -9,6 +9,7 @@ import typer
 
 from .common import (
     ClusterOption,
+    JsonOption,
     OutOption,
     OverwriteOption,
     SchedulerOption,
@@ -16,6 +17,7 @@ from .common import (
     done,
     out_dir,
     say,
+    show,
     typer_app,
 )
 from .models import (
@@ -114,15 +116,16 @@ def analyze(
     ] = None,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Selection rates, McNemar, TOST, superiority over random and the verdict."""
     from ..turing.pipeline import analyze_run
 
     path = out_dir(out, "turing analyze", overwrite)
     res = analyze_run(path, choices, eps=eps, delta=delta, alpha=alpha, se=se, phase1_path=phase1)
-    print((path / "summary.txt").read_text(), end="")
+    show((path / "summary.txt").read_text(), json_out)
     say(f"verdict: {res['verdict']}")
-    done(path)
+    done(path, json=json_out)
 
 
 # the options of turing power (and --students/--questions of turing simulate)
@@ -262,6 +265,7 @@ def power(
     overwrite: OverwriteOption = False,
     cluster: ClusterOption = None,
     scheduler: SchedulerOption = None,
+    json_out: JsonOption = False,
 ) -> None:
     """Closed-form sample sizes and simulated power with a student random effect; with
     --coverage, the paper's coverage bounds (students x questions to see the top-k
@@ -280,8 +284,8 @@ def power(
             mass_eps=mass, confidence=confidence, per_student=per_student, reveal=reveal,
             reps=reps, seed=seed,
         )  # fmt: skip
-        print(res["summary"])
-        return done(path)
+        show(res["summary"], json_out)
+        return done(path, json=json_out)
     eps_values, delta_values = _floats(eps, "--eps"), _floats(delta, "--delta")
     rho_values = _floats(rho, "--rho")
     with open_executor(cluster, scheduler) as executor:
@@ -300,8 +304,8 @@ def power(
             executor=executor,
             se=se,
         )
-    print(res["power_table"].to_string(index=False))
-    done(path)
+    show(res["power_table"].to_string(index=False), json_out)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -359,6 +363,7 @@ def simulate(
     overwrite: OverwriteOption = False,
     cluster: ClusterOption = None,
     scheduler: SchedulerOption = None,
+    json_out: JsonOption = False,
 ) -> None:
     """The paper's first experiment with simulated students holding known mal-rules."""
     from ..executor import open_executor
@@ -380,13 +385,13 @@ def simulate(
         res = simulate_run(
             path, cfg, n_students_grid=grid, p_rules=rules, log=say, executor=executor
         )
-    print(res["verdicts_main"].to_string(index=False))
+    show(res["verdicts_main"].to_string(index=False), json_out)
     say(
         f"oracle draw rate {res['oracle_draw_rate']:.3f}; unconditioned told apart "
         f"{res['unconditioned_told_apart_rate']:.3f}; simulation "
         f"{res['seconds_main_simulation']:.1f} s"
     )
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -436,6 +441,7 @@ def generate(
     max_failures: MaxFailuresOption = "5%",
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Per Phase-1 question, the generator's related question q' and its checked key; per
     misconception tuple, the AI's distractor for that q' (and worksheet.csv for the expert)."""
@@ -479,7 +485,7 @@ def generate(
         say("failed calls: " + ", ".join(f"{k} {v}" for k, v in failed.items()))
     if res["students_without_error"]:
         say(f"{len(res['students_without_error'])} students had no Phase-1 error (not in Phase 2)")
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -514,6 +520,7 @@ def assemble(
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Per-student shuffled 4-option MCQs: correct + AI + human + random distractors (an MCQ
     whose AI distractor is missing is shown without it and counts as the AI not chosen)."""
@@ -528,4 +535,4 @@ def assemble(
         f"{res['excluded_key_disputed']} left out for a disputed key, "
         f"{res['tuples_without_question']} without a question"
     )
-    done(path)
+    done(path, json=json_out)

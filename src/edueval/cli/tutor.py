@@ -8,11 +8,13 @@ from typing import Annotated
 import typer
 
 from .common import (
+    JsonOption,
     OutOption,
     OverwriteOption,
     SeedOption,
     bundled_or_given,
     done,
+    emit_results,
     out_dir,
     out_file,
     say,
@@ -108,6 +110,7 @@ def reply(
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     seed: SeedOption = 0,
+    json_out: JsonOption = False,
 ) -> None:
     """Reply as the teacher to each student turn; unigram F1 vs the real reply, AI perplexity."""
     from ..models import default_model_spec
@@ -145,7 +148,7 @@ def reply(
         if f1 is not None
         else "no usable reply"
     )
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command("make-study")
@@ -203,6 +206,7 @@ def make_study_cmd(
         ),
     ] = 100,
     seed: SeedOption = 0,
+    json_out: JsonOption = False,
 ) -> None:
     """A comparative-judgement study (study.yaml + items.jsonl) from real + AI replies."""
     from ..tutor import make_study
@@ -218,3 +222,4 @@ def make_study_cmd(
         say("degenerate (looping) replies left out; --keep-degenerate keeps them")
     say(f"{res['n_items']} items, agents {', '.join(res['agents'])}"
         f" -> {out / 'study.yaml'} (run: edueval study serve {out / 'study.yaml'})")  # fmt: skip
+    emit_results(out, json_out)

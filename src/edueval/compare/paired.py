@@ -90,11 +90,11 @@ def _common_units(arms: list[Arm], metric: str, allow_subset: bool) -> tuple[lis
     common = set.intersection(*sets.values())
     dropped = {n: len(s - common) for n, s in sets.items()}
     if any(dropped.values()) and not allow_subset:
-        worst = max(dropped, key=dropped.get)
+        worst = max(dropped, key=lambda name: dropped[name])
         raise InputError(
             f"the runs are not on the same items: {worst} has {dropped[worst]} {metric} item(s) "
             f"that another run lacks ({len(common)} in common); compare on the common items "
-            "with allow_subset (--allow-subset)"
+            "with allow_subset="
         )
     first = arms[0].units
     order = first.loc[(first["metric"] == metric) & first["unit"].isin(common), "unit"]
@@ -261,7 +261,7 @@ def compare(
         est = _estimates(w, spec, failures, alpha)
         refs[m] = _reference(est, reference, names_)
         diffs = _differences(w, spec, refs[m], failures, alpha, power, detect)
-        holm = stats.holm([d["p"] for d in diffs]) if diffs else []
+        holm: np.ndarray | list[float] = stats.holm([d["p"] for d in diffs]) if diffs else []
         for d, ph in zip(diffs, holm, strict=True):
             d["p_holm"] = float(ph)
             d["significant"] = bool(ph < alpha)

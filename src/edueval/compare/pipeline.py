@@ -91,7 +91,7 @@ def _check_same_inputs(configs: list[tuple[Path, dict]], allow_subset: bool) -> 
             line = (f"{path} was run on other {key} than {first_path} (sha256 "
                     f"{str(b)[:12]} vs {str(a)[:12]})")  # fmt: skip
             if not allow_subset:
-                raise InputError(line + "; add --allow-subset to compare on the items common to "
+                raise InputError(line + "; set allow_subset= to compare on the items common to "
                                  "all runs")  # fmt: skip
             notes.append(line)
     return notes
@@ -129,7 +129,7 @@ def _resolve_reference(reference: str | None, arms_per_run, paths) -> str | None
             Path(reference).exists() and Path(reference).resolve() == p.resolve()
         ):
             if len(arms_) != 1:
-                raise InputError(f"--reference {reference}: that run holds several methods; name "
+                raise InputError(f"reference= {reference}: that run holds several methods; name "
                                  "one: " + ", ".join(a.name for a in arms_))  # fmt: skip
             return arms_[0].name
     return reference

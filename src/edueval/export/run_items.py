@@ -187,7 +187,10 @@ def _qgsms(path: Path, results: dict[str, Any]) -> tuple[list[Item], list[Measur
     items = []
     for row in df.to_dict("records"):
         tag = f"{row['method']}:{row['pair_id']}:{row['order']}"
-        shared = (f"simulate:{row['pair_id']}", f"simulate:{row['pair_id']}:{row['order']}")
+        shared: tuple[str, ...] = (
+            f"simulate:{row['pair_id']}",
+            f"simulate:{row['pair_id']}:{row['order']}",
+        )
         shared = shared if row["method"] in _SIMULATING else ()
         scored = row["status"] != "n/a"  # a judgement the method cannot make by design
         items.append(Item(id=tag, tags=(*shared, tag),

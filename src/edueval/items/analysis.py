@@ -139,14 +139,14 @@ def analyze_items(
     :class:`~edueval.io.InputError`), or from QG-SMS questions alone.  Nothing is written."""
     data = as_item_data(data, items)
     resp = data.responses
-    items = data.items
+    item_table = data.items
     totals = resp.groupby("student", sort=True)["correct"].agg(["size", "sum"])
     total_of = totals["sum"].to_dict()
     has_choice = data.has_choices
     thr_num = round(threshold * 10000)  # compare 10000*count >= thr_num*n in integers
     rows, drows = [], []
     by_item = {k: g for k, g in resp.groupby("item", sort=False)}
-    for rec in items.to_dict("records"):
+    for rec in item_table.to_dict("records"):
         g = by_item[rec["item"]]
         x = g["correct"].to_numpy(dtype=float)
         ids = g["student"].to_numpy(dtype=str)

@@ -20,6 +20,7 @@ id), ``measure_q1, measure_q2, diff`` (|difference|), ``alpha``, ``target_topic`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,13 +62,13 @@ def parse_alpha(values: list[str] | None) -> dict[str, float]:
         name, sep, num = v.partition("=")
         name = name.strip().upper()
         if not sep or name not in DIMENSIONS:
-            raise InputError(f"--alpha expects DIM=VALUE with DIM one of TC, DF, DC, DE; got {v!r}")
+            raise InputError(f"alpha= expects DIM=VALUE with DIM one of TC, DF, DC, DE; got {v!r}")
         try:
             out[name] = float(num)
         except ValueError:
-            raise InputError(f"--alpha {name}: expected a number, got {num!r}") from None
+            raise InputError(f"alpha= {name}: expected a number, got {num!r}") from None
         if not out[name] >= 0:
-            raise InputError(f"--alpha {name}: must be >= 0")
+            raise InputError(f"alpha= {name}: must be >= 0")
     return out
 
 
@@ -98,7 +99,7 @@ def make_pairs(
     for d in dimensions:
         col = dc_measure if d == "DC" else d
         a = float(thresholds[d])
-        found = []
+        found: list[tuple[Any, dict, dict, float, float]] = []  # (material, p, q, m_p, m_q)
         for material, g in stats.groupby("material", sort=True):
             recs = g.sort_values("item", kind="stable").to_dict("records")
             for i in range(len(recs)):
@@ -107,7 +108,7 @@ def make_pairs(
                     if d == "TC":
                         if p["topic"] == q["topic"] or a > 1.0 + _TOL:
                             continue
-                        found.append((material, p, q, None, None))
+                        found.append((material, p, q, np.nan, np.nan))  # measures unused
                         continue
                     mp, mq = float(p[col]), float(q[col])
                     if not (np.isfinite(mp) and np.isfinite(mq)):

@@ -83,7 +83,7 @@ def analyze_run(
 ) -> dict:
     """Item statistics of a response set: ``item_stats.csv``, ``distractors.csv``."""
     if not 0 < threshold < 1:
-        raise InputError("--threshold must be between 0 and 1")
+        raise InputError("threshold= must be between 0 and 1")
     data = load_inputs(responses, items)
     run = RunDir(
         out,
@@ -123,7 +123,7 @@ def pairs_run(
 ) -> dict:
     """The paper's labelled pairs: ``pairs.csv`` (+ ``item_stats.csv`` and ``items.jsonl``)."""
     if dc_measure not in ("DC", "DC_rest", "DC_ul"):
-        raise InputError("--dc-measure must be DC, DC_rest or DC_ul")
+        raise InputError("dc_measure= must be DC, DC_rest or DC_ul")
     dims = [d.upper() for d in (dimensions or list(DIMENSIONS))]
     thresholds = {**DEFAULT_ALPHA, **(alpha or {})}
     data = load_inputs(responses, items)

@@ -117,6 +117,13 @@ class Sequences:
         return int(self.obs.shape[0])
 
     @property
+    def known_states(self) -> np.ndarray:
+        """``known``, which sequences packed with ``require_known=True`` always have."""
+        if self.known is None:
+            raise ValueError("the responses were packed without their 'known' column")
+        return self.known
+
+    @property
     def n_sequences(self) -> int:
         return int(self.starts.shape[0] - 1)
 
@@ -324,7 +331,7 @@ class RowFilter:
         dropped: dict[str, int] = {}
         keep = np.ones(len(df), dtype=bool)
         for column, value in self.only:
-            require_columns(df, [column], what=f"the column of --only {column}={value}")
+            require_columns(df, [column], what=f"the column of only= {column}={value}")
             col = df[column]
             if pd.api.types.is_numeric_dtype(col.dtype) and _is_number(value):
                 match = col.to_numpy(dtype=float) == float(value)
@@ -378,7 +385,7 @@ def read_responses(
         if missing.any():
             raise InputError(
                 f"expected a skill, got an empty cell ({int(missing.sum())} rows have none; "
-                "--skip-no-skill leaves them out)",
+                "skip_no_skill= leaves them out)",
                 file=df.attrs.get("file"),
                 line=line_of(df, int(np.flatnonzero(missing)[0])),
                 column=cols.skill,

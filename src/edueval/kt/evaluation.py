@@ -219,7 +219,7 @@ def evaluation_tables(
     if unknown:
         raise InputError(f"no parameters for skill {unknown[0]!r}", file=source)
     targets = [("performance", seqs.obs, pc)] + (
-        [("knowledge", seqs.known, pk)] if pk is not None else []
+        [("knowledge", seqs.known_states, pk)] if pk is not None else []
     )
     rows = []
     scopes = [("all", slice(None))] + [
@@ -246,7 +246,7 @@ def evaluation_tables(
             "student": seqs.students,
             "skill": seqs.skills[seqs.seq_skill],
             "n_opportunities": np.diff(seqs.starts),
-            "t_true": first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity),
+            "t_true": first_crossing(seqs.known_states == 1, seqs.starts, seqs.opportunity),
             "t_est": first_crossing(pk >= threshold, seqs.starts, seqs.opportunity),
             "t_in_a_row": first_crossing(runs_ >= n_in_a_row, seqs.starts, seqs.opportunity),
         }

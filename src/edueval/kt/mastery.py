@@ -82,7 +82,7 @@ def moment_of_learning(
     if "p_known" not in data.columns:
         raise ValueError("data needs a p_known column (run forward() first)")
     pk = np.asarray(data["p_known"], dtype=float)[seqs.row]
-    t_true = first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity)
+    t_true = first_crossing(seqs.known_states == 1, seqs.starts, seqs.opportunity)
     t_est = first_crossing(pk >= threshold, seqs.starts, seqs.opportunity)
     return _table(seqs, t_true, t_est), mol_summary(t_true, t_est, np.diff(seqs.starts))
 
@@ -95,6 +95,6 @@ def n_correct_in_a_row(
         raise ValueError("n must be at least 1")
     seqs, _ = pack(data, columns, require_known=True)
     runs = K.run_lengths(seqs.obs, seqs.starts)
-    t_true = first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity)
+    t_true = first_crossing(seqs.known_states == 1, seqs.starts, seqs.opportunity)
     t_est = first_crossing(runs >= n, seqs.starts, seqs.opportunity)
     return _table(seqs, t_true, t_est), mol_summary(t_true, t_est, np.diff(seqs.starts))

@@ -205,6 +205,11 @@ def _ranked(g: dict[str, np.ndarray], r: int) -> np.ndarray:
     return _numeric((g["value_rank"] == r).astype(float), g)
 
 
+def _at_position(i: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
+    """1.0 for the option in position ``i`` (0 = A)."""
+    return lambda g: (g["position"] == i).astype(float)
+
+
 #: every single cue the audit reports
 CUES: tuple[Cue, ...] = (
     Cue("longest rationale (characters)", "rationales", lambda g: g["rationale_chars"]),
@@ -234,10 +239,7 @@ CUES: tuple[Cue, ...] = (
     Cue("shortest choice text", "choices", lambda g: -g["choice_chars"]),
     Cue("whole number", "choices", lambda g: _numeric(g["is_whole"], g)),
     Cue("not a whole number", "choices", lambda g: _numeric(-g["is_whole"], g)),
-    *(
-        Cue(f"position {x}", "position", lambda g, i=i: (g["position"] == i).astype(float))
-        for i, x in enumerate(LETTERS)
-    ),
+    *(Cue(f"position {x}", "position", _at_position(i)) for i, x in enumerate(LETTERS)),
 )
 
 
@@ -490,7 +492,7 @@ def audit_key_cues(
     ``ValueError`` with fewer than 2 folds or fewer questions than folds."""
     n = len(questions)
     if folds < 2:
-        raise ValueError("--folds must be at least 2")
+        raise ValueError("folds= must be at least 2")
     if n < folds:
         raise ValueError(f"the audit needs at least as many questions as folds ({folds}); got {n}")
     rows = rationale_rows(questions)

@@ -276,7 +276,9 @@ def evaluate(
               "rationale_order": rationale_order, "scoring": scoring, "ask_mcq": mcq,
               "seed": seed, "limit": limit, "max_failures": str(limit_)}  # fmt: skip
     result = MalAlgoEvaluation(
-        **{k: Accuracy.from_dict(summ[k]) for k in _MEASURES},
+        mcq=Accuracy.from_dict(summ["mcq"]),
+        aia=Accuracy.from_dict(summ["aia"]),
+        mia=Accuracy.from_dict(summ["mia"]),
         **{k: summ[k] for k in ("n_questions", "n_prompts", "n_unparseable", "n_failed",
            "n_logprob_fallback", "unparseable_rate")},
         responses=scored,

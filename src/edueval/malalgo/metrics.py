@@ -14,6 +14,7 @@ independent, so it also gets a question-clustered (sandwich) interval, the one r
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -77,7 +78,7 @@ def summary(scored: pd.DataFrame) -> dict:
     """MCQ accuracy, AIA and MIA with 95% CIs, and the counts of unparseable and failed answers."""
     s = score_table(scored)
     ident = s[s["kind"] == "identify"]
-    out = {
+    out: dict[str, Any] = {
         "mcq": _rate(s[s["kind"] == "mcq"]),
         "aia": _rate(ident[ident["is_correct_choice"]]),
         "mia": _rate(ident[~ident["is_correct_choice"]], cluster=True),

@@ -37,7 +37,7 @@ def generate_run(
     from ..misconceptions import generate_items
 
     if n < 1:
-        raise InputError("--n must be at least 1")
+        raise InputError("n= must be at least 1")
     run = RunDir(
         out,
         command="malalgo generate",

@@ -80,13 +80,13 @@ def build_tasks(
     are drawn from ``seed`` too and always come from other questions - and, for questions with a
     ``family`` (generated items), from other template families (:func:`_shot_pools`)."""
     if prompt not in PROMPTS:
-        raise ValueError(f"prompt must be one of {PROMPTS}")
+        raise ValueError(f"prompt= must be one of {PROMPTS}")
     if scoring not in SCORINGS:
-        raise ValueError(f"scoring must be one of {SCORINGS}")
+        raise ValueError(f"scoring= must be one of {SCORINGS}")
     if rationale_order not in ("shuffle", "original"):
-        raise ValueError("rationale_order must be 'shuffle' or 'original'")
+        raise ValueError("rationale_order= must be 'shuffle' or 'original'")
     if shots < 0 or (shots and shots >= len(questions)):
-        raise ValueError(f"--shots must be between 0 and {len(questions) - 1} for this file")
+        raise ValueError(f"shots= must be between 0 and {len(questions) - 1} for this file")
     order_rng, shot_rng = child_rngs(seed, 2)
     rows = questions.to_dict(orient="records")
     pools = _shot_pools(rows) if shots else []
@@ -178,7 +178,7 @@ def _check_shots(rows: list[dict], pools: list[list[int]], k: int) -> None:
     for qi, pool in enumerate(pools):
         if len(pool) < k:
             raise ValueError(
-                f"--shots {k} needs {k} example questions outside each question's template "
+                f"shots= {k} needs {k} example questions outside each question's template "
                 f"family; question {rows[qi]['id']} (family {_family(rows[qi])}) has {len(pool)}"
             )
 

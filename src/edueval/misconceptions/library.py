@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from types import MappingProxyType
+from typing import overload
 
 import numpy as np
 import pandas as pd
@@ -216,7 +217,12 @@ def sample_problem(
     return build_problem(fam.id, params, grade, difficulty)
 
 
+@overload
+def _value(problem: Problem, rule: None) -> Fraction: ...
+@overload
+def _value(problem: Problem, rule: str | None) -> Fraction | None: ...
 def _value(problem: Problem, rule: str | None) -> Fraction | None:
+    """The problem's answer (``rule=None``: the correct one, always defined) or a rule's."""
     fam = _family(problem.family)
     if rule is None:
         return Fraction(fam.solve(problem.params))

@@ -62,7 +62,7 @@ class MaxFailures:
             share = math.nan
         if not 0 <= share <= 1:
             raise InputError(
-                f"--max-failures expects a number of calls (e.g. 3) or a share (e.g. 5% or "
+                f"max_failures= expects a number of calls (e.g. 3) or a share (e.g. 5% or "
                 f"0.05), got {text!r}"
             )
         return cls(share=share)

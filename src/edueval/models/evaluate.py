@@ -165,8 +165,8 @@ def evaluate_requests(
     request); it is rejected either way.  ``max_failures``: the failure budget decided in
     ``budget``.  Raises :class:`~edueval.models.errors.ModelError` when the backend cannot work
     at all; a call that fails is a ``"failed"`` status, never an exception."""
-    kwargs = dict(parse=parse, count_unparseable=count_unparseable, max_failures=max_failures,
-                  progress=progress)  # fmt: skip
+    kwargs: dict[str, Any] = dict(parse=parse, count_unparseable=count_unparseable,
+                                  max_failures=max_failures, progress=progress)  # fmt: skip
     if _is_client(model):
         return run_requests(model, requests, **kwargs)
     with open_client(model, log_path) as client:

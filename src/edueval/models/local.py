@@ -7,9 +7,17 @@ run one at a time (a ``llama_cpp.Llama`` is not thread-safe).
 * JSON output is grammar-constrained: a request's ``json_schema`` becomes a GBNF grammar
   (``LlamaGrammar.from_json_schema``, compiled once per schema); ``json_mode`` uses llama.cpp's
   generic JSON grammar.
-* Token log-probabilities come from llama.cpp's chat completion (``logprobs``/``top_logprobs``),
-  which needs the model loaded with ``logits_all=True``; they are the model's own distribution
-  before the grammar masks tokens out.
+* Token log-probabilities are read from the logits llama.cpp computes anyway for each generated
+  token (one row of the vocabulary, at the moment the token is sampled): the full log-softmax of
+  that row, its top ``top_logprobs`` tokens and the chosen token's value -- the same numbers and
+  the same layout as llama.cpp's chat completion with ``logprobs``, and, as there, the model's own
+  distribution before the grammar masks tokens out.  The model is therefore loaded without
+  ``logits_all``: llama.cpp computes the 49 k-wide output layer for the last prompt position only,
+  not for every prompt token, and nothing sorts the vocabulary in Python (issue 22: a 3-shot
+  chain-of-thought call in logprob mode spent most of its time there).
+* Consecutive prompts that share a prefix (the four identification prompts of a question without
+  few-shot examples) reuse it: llama.cpp keeps the previous call's tokens in its KV cache and
+  evaluates only what differs; calls are answered in the order they are sent.
 * Every call passes an explicit seed (the request's, else the backend's), so sampled answers at
   temperature > 0 do not depend on the order of the calls.
 * The per-call timeout is not enforced here (llama.cpp's chat API cannot be interrupted);
@@ -38,7 +46,7 @@ N_CTX = 2048
 
 _CALL_LOCK = threading.Lock()  # one llama.cpp call at a time in this process
 _LOAD_LOCK = threading.Lock()
-_LOADED: dict[tuple[str, int, int], Any] = {}  # (path, n_ctx, n_threads) -> Llama
+_LOADED: dict[tuple[str, int, int, int], Any] = {}  # (path, n_ctx, threads, batch threads) -> Llama
 
 
 def smollm2_path() -> Path:
@@ -87,7 +95,14 @@ class LocalBackend:
     ----------
     model_path : a GGUF chat model; default :func:`smollm2_path`.
     n_ctx : context window in tokens.
-    n_threads : CPU threads; default all cores available to the process.
+    n_threads : CPU threads for generating tokens (and, when ``n_threads_batch`` is not given, for
+        evaluating the prompt too); default half the cores available to the process, at least 1
+        -- llama-cpp-python's own default.  Generating one token is a chain of small steps that
+        every thread must finish before the next starts, so a thread that is not scheduled stalls
+        the others: on 2 cores shared with other jobs, 2 threads generated 5-10x slower than 1
+        (issue 22).
+    n_threads_batch : CPU threads for evaluating the prompt (large steps, little waiting); default
+        ``n_threads`` when that is given, else all cores available.
     seed : sampler seed for requests that give none.
     """
 
@@ -99,6 +114,7 @@ class LocalBackend:
         *,
         n_ctx: int = N_CTX,
         n_threads: int | None = None,
+        n_threads_batch: int | None = None,
         seed: int = 0,
     ) -> None:
         if model_path is None:
@@ -110,7 +126,12 @@ class LocalBackend:
                 raise ModelConfigError(f"model file not found: {self.path}")
             self.name = f"local:{self.path}"
         self.n_ctx = int(n_ctx)
-        self.n_threads = int(n_threads) if n_threads else _n_threads()
+        cores = _n_threads()
+        self.n_threads = int(n_threads) if n_threads else max(1, cores // 2)
+        if n_threads_batch:
+            self.n_threads_batch = int(n_threads_batch)
+        else:
+            self.n_threads_batch = int(n_threads) if n_threads else cores
         self.seed = int(seed)
         try:
             self.llama_version = version("llama-cpp-python")
@@ -153,22 +174,22 @@ class LocalBackend:
         }
 
     def describe(self) -> str:
-        return f"{self.name} ({self.path.name} via llama-cpp-python, {self.n_threads} threads)"
+        return f"{self.name} ({self.path.name} via llama-cpp-python, {self.n_threads}/{self.n_threads_batch} threads)"
 
     def _model(self) -> Any:
-        key = (str(self.path), self.n_ctx, self.n_threads)
+        key = (str(self.path), self.n_ctx, self.n_threads, self.n_threads_batch)
         with _LOAD_LOCK:
             llm = _LOADED.get(key)
             if llm is None:
                 llama_cpp = _import_llama()
                 try:
-                    llm = llama_cpp.Llama(
+                    llm = _llama_class(llama_cpp)(
                         model_path=str(self.path),
                         n_ctx=self.n_ctx,
                         n_threads=self.n_threads,
-                        n_threads_batch=self.n_threads,
+                        n_threads_batch=self.n_threads_batch,
                         seed=self.seed,
-                        logits_all=True,  # needed for token log-probabilities
+                        logits_all=False,  # logprobs come from the sampled rows (_TopLogprobs)
                         verbose=False,
                     )
                 except (ValueError, RuntimeError, OSError) as exc:
@@ -206,19 +227,21 @@ class LocalBackend:
             kwargs["grammar"] = self._grammar(request.json_schema)
         elif request.json_mode:
             kwargs["response_format"] = {"type": "json_object"}
-        if request.top_logprobs is not None:
-            kwargs["logprobs"] = True
-            kwargs["top_logprobs"] = request.top_logprobs
+        recorder = None if request.top_logprobs is None else _TopLogprobs(llm, request.top_logprobs)
         with _CALL_LOCK:
+            llm.recorder = recorder
             try:
                 out = llm.create_chat_completion(**kwargs)
             except ValueError as exc:  # e.g. "Requested tokens (...) exceed context window"
                 raise RequestFailed("context", str(exc)) from None
+            finally:
+                llm.recorder = None
         choice = out["choices"][0]
         usage = out.get("usage") or {}
+        n_out = int(usage.get("completion_tokens") or 0)
         return Reply(
             text=choice["message"].get("content") or "",
-            logprobs=_logprobs(choice.get("logprobs"), request.top_logprobs),
+            logprobs=None if recorder is None else recorder.logprobs(n_out),
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
             finish_reason=choice.get("finish_reason"),
@@ -227,6 +250,105 @@ class LocalBackend:
 
     async def aclose(self) -> None:
         """The model stays loaded for the rest of the process (other clients may use it)."""
+
+
+_LLAMA_CLASS: Any = None
+
+
+def _llama_class(llama_cpp: Any) -> Any:
+    """``llama_cpp.Llama`` whose token generator hands each sampled token to ``recorder`` (when one
+    is set) while the logits it was sampled from are still in llama.cpp's output buffer.
+
+    Only the public generator is wrapped: prompt formatting, prefix reuse, sampling, stop
+    sequences and the text are llama-cpp-python's own, so the output is the same as a plain
+    ``Llama``'s (``tests/models/test_local_speed.py``)."""
+    global _LLAMA_CLASS
+    if _LLAMA_CLASS is None:
+
+        class _RecordingLlama(llama_cpp.Llama):  # type: ignore[misc,name-defined]
+            recorder: _TopLogprobs | None = None
+
+            def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Any:
+                gen = super().generate(tokens, *args, **kwargs)
+                recorder = self.recorder
+                if recorder is None:
+                    return (yield from gen)
+                sent = None
+                while True:
+                    try:
+                        token = gen.send(sent)
+                    except StopIteration as stop:
+                        return stop.value
+                    recorder.add(token)
+                    sent = yield token
+
+        _LLAMA_CLASS = _RecordingLlama
+    return _LLAMA_CLASS
+
+
+class _TopLogprobs:
+    """The log-probabilities of one call's generated tokens, read as they are sampled.
+
+    For each sampled token: the log-softmax of the logits it was sampled from (the full
+    vocabulary, float32, computed as ``Llama.logits_to_logprobs`` computes it), the token's own
+    value and the ``k`` most likely tokens -- ordered and named as llama-cpp-python's completion
+    with ``logprobs=k`` orders and names them (descending value, ties to the higher token id,
+    each token detokenized alone).  One vocabulary row per generated token instead of the whole
+    prompt's logits, and a partial selection instead of a Python sort of the vocabulary."""
+
+    def __init__(self, llm: Any, k: int) -> None:
+        import numpy as np
+        from llama_cpp import llama_get_logits_ith
+
+        self._np = np
+        self._get_logits = llama_get_logits_ith
+        self._llm = llm
+        self._n_vocab = int(llm.n_vocab())
+        self.k = max(0, int(k))
+        self.steps: list[tuple[int, float, list[tuple[int, float]]]] = []
+
+    def add(self, token: int) -> None:
+        np = self._np
+        llm = self._llm
+        row = np.ctypeslib.as_array(self._get_logits(llm.ctx, -1), shape=(self._n_vocab,))
+        lp = llm.logits_to_logprobs(row)
+        top: list[tuple[int, float]] = []
+        if self.k:
+            k = min(self.k, lp.size)
+            kth = lp[np.argpartition(lp, lp.size - k)[lp.size - k]]
+            cand = np.flatnonzero(lp >= kth)  # ties at the k-th value are all candidates
+            vals = lp[cand]
+            order = np.lexsort((-cand, -vals))[:k]  # value descending, then higher id first
+            top = [(int(cand[i]), vals[i]) for i in order]
+        self.steps.append((int(token), lp[int(token)], top))
+
+    def logprobs(self, n_tokens: int) -> list[TokenLogprob] | None:
+        """The first ``n_tokens`` generated tokens (the completion: a final end-of-generation
+        token is not part of it), as :class:`TokenLogprob`."""
+        llm = self._llm
+        bos = llm.token_bos()
+        cache: dict[int, str] = {}
+
+        def text(tok: int) -> str:
+            s = cache.get(tok)
+            if s is None:
+                s = cache[tok] = llm.detokenize([tok]).decode("utf-8", errors="ignore")
+            return s
+
+        content = []
+        for token, value, top in self.steps[:n_tokens]:
+            if token == bos:
+                continue
+            alts = {text(i): v for i, v in top}
+            alts[text(token)] = value
+            content.append(
+                {
+                    "token": text(token),
+                    "logprob": value,
+                    "top_logprobs": [{"token": t, "logprob": v} for t, v in alts.items()],
+                }
+            )
+        return _logprobs({"content": content}, self.k)
 
 
 def _finite(x: Any) -> float:

@@ -391,7 +391,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/scripted/stats":  # counters, for a server in another process
             o = self.owner
             with o._lock:
-                stats = {"calls": o.calls, "max_in_flight": o.max_in_flight}
+                stats: dict[str, Any] = {"calls": o.calls, "max_in_flight": o.max_in_flight}
                 stats["faults_injected"] = dict(o.faults_injected)
             self._send_json(200, stats)
             return

@@ -1,9 +1,13 @@
 """NUTS through numpyro, and the posterior summaries every pairwise model reports.
 
 We write no sampler: :func:`run_nuts` hands a numpyro model to ``numpyro.infer.NUTS`` (Hoffman &
-Gelman 2014) and returns the draws as NumPy arrays shaped ``(chain, draw, ...)``.  R-hat (split
-Gelman-Rubin), effective sample size and the highest-density interval come from
-``numpyro.diagnostics``.
+Gelman 2014) and returns the draws as NumPy arrays shaped ``(chain, draw, ...)``.  The highest-
+density interval comes from ``numpyro.diagnostics``; R-hat and the effective sample sizes come from
+ArviZ (Vehtari et al. 2021): the rank-normalised split R-hat (:func:`rhat`) and the bulk and tail
+ESS (:func:`ess`, :func:`ess_tail`), with the usual thresholds -- R-hat above :data:`RHAT_MAX`
+(1.01) or an ESS below :data:`ESS_MIN` (400) is reported as a warning.  ArviZ is imported on first
+use (it loads xarray and matplotlib); :func:`inference_data` turns draws into its
+``InferenceData``.
 
 Chains run in parallel on separate XLA host devices when the process has enough of them; on import
 of JAX through :func:`jax_modules` we ask for as many host devices as CPU cores and at least 4
@@ -19,12 +23,31 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Draws", "hdi", "jax_modules", "rhat", "ess", "run_nuts"]
+__all__ = [
+    "ESS_MIN",
+    "RHAT_MAX",
+    "Draws",
+    "arviz_module",
+    "diagnostic_warnings",
+    "ess",
+    "ess_tail",
+    "hdi",
+    "inference_data",
+    "jax_modules",
+    "rhat",
+    "run_nuts",
+]
+
+#: a parameter whose rank-normalised split R-hat is above this has not converged (Vehtari et al.)
+RHAT_MAX = 1.01
+#: fewer effective draws (bulk or tail) than this make the summaries unreliable (Vehtari et al.)
+ESS_MIN = 400
 
 _CACHE_SET = False
 _MIN_DEVICES = 4  # default chains; more devices than cores still beats vectorised chains
@@ -165,24 +188,114 @@ def run_nuts(
     )
 
 
-def rhat(x: np.ndarray) -> np.ndarray:
-    """Split R-hat of draws shaped ``(chain, draw, ...)`` (NaN with a single chain of < 4 draws)."""
-    from numpyro.diagnostics import split_gelman_rubin
+def arviz_module():
+    """Import ArviZ (lazily: it loads xarray and matplotlib), without its import-time notice."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            import arviz
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise ImportError(
+            "R-hat, ESS and InferenceData need ArviZ: pip install 'arviz>=0.23'"
+        ) from exc
+    return arviz
+
+
+def _diagnostic(x: np.ndarray, kind: str) -> np.ndarray:
+    """ArviZ's ``rhat`` (rank method) or ``ess`` (``bulk``/``tail``) of draws shaped ``(chain,
+    draw, ...)``, one value per trailing element; NaN with fewer than 4 draws per chain."""
+    import xarray as xr
 
     x = np.asarray(x, dtype=np.float64)
-    if x.shape[1] < 4:
+    if x.ndim < 2:
+        raise ValueError("draws must be shaped (chain, draw, ...)")
+    if x.shape[1] < 4 or x.shape[0] * x.shape[1] == 0:
         return np.full(x.shape[2:], np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(split_gelman_rubin(x))
+    az = arviz_module()
+    dims = ["chain", "draw", *(f"dim_{k}" for k in range(x.ndim - 2))]
+    data = xr.Dataset({"x": (dims, x)})
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = az.rhat(data, method="rank") if kind == "rhat" else az.ess(data, method=kind)
+    return np.asarray(out["x"].values, dtype=np.float64).reshape(x.shape[2:])
+
+
+def rhat(x: np.ndarray) -> np.ndarray:
+    """ArviZ's rank-normalised split R-hat of draws shaped ``(chain, draw, ...)`` (NaN with fewer
+    than 4 draws per chain)."""
+    return _diagnostic(x, "rhat")
 
 
 def ess(x: np.ndarray) -> np.ndarray:
-    """Effective sample size of draws shaped ``(chain, draw, ...)``."""
-    from numpyro.diagnostics import effective_sample_size
+    """ArviZ's bulk effective sample size of draws shaped ``(chain, draw, ...)`` (never negative;
+    NaN with fewer than 4 draws per chain)."""
+    return _diagnostic(x, "bulk")
 
-    x = np.asarray(x, dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(effective_sample_size(x))
+
+def ess_tail(x: np.ndarray) -> np.ndarray:
+    """ArviZ's tail effective sample size (of the 5% and 95% quantiles) of draws shaped
+    ``(chain, draw, ...)``."""
+    return _diagnostic(x, "tail")
+
+
+def diagnostic_warnings(
+    max_rhat: float, n_rhat_above: int, min_ess_bulk: float, min_ess_tail: float, n_ess_below: int
+) -> list[str]:
+    """The warning lines for R-hat above :data:`RHAT_MAX` and ESS below :data:`ESS_MIN`."""
+    out = []
+    if n_rhat_above:
+        out.append(
+            f"{n_rhat_above} quantity(ies) with R-hat > {RHAT_MAX} (max {max_rhat:.3f}); the "
+            "chains disagree: run more draws (--draws/--warmup) before trusting them"
+        )
+    if n_ess_below:
+        out.append(
+            f"{n_ess_below} quantity(ies) with ESS < {ESS_MIN} (min bulk {min_ess_bulk:.0f}, "
+            f"tail {min_ess_tail:.0f}); means and intervals are imprecise: run more draws"
+        )
+    return out
+
+
+def inference_data(
+    posterior: dict[str, np.ndarray],
+    dims: dict[str, list[str]],
+    coords: dict[str, Any],
+    draws: Draws | None = None,
+    group_coords: Any = None,
+    attrs: dict[str, Any] | None = None,
+):
+    """An ArviZ ``InferenceData`` with ``posterior`` (name -> ``(chain, draw, ...)``, float64) and,
+    from ``draws``, the sample stats ``diverging`` and ``n_steps`` (leapfrog steps per iteration;
+    with a ``block`` dimension when the groups were sampled in blocks).  ``group_coords`` (a
+    DataFrame, one row per entry of the ``group`` dimension) adds its columns as coordinates along
+    ``group`` (``group_<column>`` where the column's name is already a dimension)."""
+    az = arviz_module()
+    stats = None
+    if draws is not None:
+        stats = {"diverging": np.asarray(draws.diverging, dtype=bool),
+                 "n_steps": np.asarray(draws.num_steps, dtype=np.int64)}  # fmt: skip
+        if stats["diverging"].ndim == 3:
+            dims = {**dims, "diverging": ["block"], "n_steps": ["block"]}
+    posterior = {k: np.asarray(v, dtype=np.float64) for k, v in posterior.items()}
+    attrs = {"inference_library": "numpyro", **(attrs or {})}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "more chains than draws": short fits
+        if int(az.__version__.split(".")[0]) >= 1:  # ArviZ 1.x: a DataTree, groups in one dict
+            groups = {"posterior": posterior, **({"sample_stats": stats} if stats else {})}
+            idata = az.from_dict(groups, coords=coords, dims=dims, attrs=attrs)
+        else:
+            idata = az.from_dict(
+                posterior=posterior, sample_stats=stats, coords=coords, dims=dims, attrs=attrs
+            )
+    if group_coords is not None:
+        post = idata["posterior"]
+        post = post.to_dataset() if hasattr(post, "to_dataset") else post
+        taken = set(post.dims)
+        extra = {(f"group_{c}" if c in taken else str(c)):
+                 ("group", np.array([str(v) for v in group_coords[c]], dtype=str))
+                 for c in group_coords}  # fmt: skip
+        idata["posterior"] = post.assign_coords(extra)
+    return idata
 
 
 def hdi(x: np.ndarray, prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

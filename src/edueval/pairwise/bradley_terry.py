@@ -22,8 +22,10 @@ choices make that fast:
   steps per iteration.
 
 Per (group, agent) we report the posterior mean, s.d. and 95% HDI of alpha, of its rank among the
-group's agents (1 = best) and of its softmax probability; per group alpha0; R-hat and ESS.  Ties
-are resolved beforehand (see :func:`edueval.pairwise.comparisons.resolve_ties`).
+group's agents (1 = best) and of its softmax probability; per group alpha0; ArviZ's rank-normalised
+split R-hat and bulk and tail ESS of every alpha and alpha0 (a warning above R-hat 1.01 or below
+ESS 400).  ``results.to_inference_data()`` gives the draws as an ArviZ ``InferenceData``.  Ties are
+resolved beforehand (see :func:`edueval.pairwise.comparisons.resolve_ties`).
 """
 
 from __future__ import annotations
@@ -36,20 +38,33 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError
-from ._sampler import Draws, ess, hdi, jax_modules, rhat, run_nuts
+from ._sampler import (
+    ESS_MIN,
+    RHAT_MAX,
+    Draws,
+    ess,
+    ess_tail,
+    hdi,
+    inference_data,
+    jax_modules,
+    rhat,
+    run_nuts,
+)
 from .comparisons import resolve_ties, validate_comparisons
 
 __all__ = [
+    "ESS_MIN",
+    "RHAT_MAX",
     "BradleyTerry",
     "BradleyTerryResults",
     "Design",
     "build_design",
     "helmert",
     "nuts_seed",
+    "group_labels",
     "pair_basis",
+    "tidy_rows",
 ]
-
-RHAT_MAX = 1.01
 
 
 def helmert(k: int) -> np.ndarray:
@@ -282,6 +297,27 @@ def sample_blocks(
     return alpha, alpha0, draws
 
 
+def group_labels(keys: pd.DataFrame) -> list[str]:
+    """One label per group: its key columns joined with ``/`` (e.g. ``item7/understanding``)."""
+    return ["/".join(map(str, row)) for row in keys.itertuples(index=False)]
+
+
+def tidy_rows(
+    table: pd.DataFrame, ids: Sequence[str], measures: dict[str, tuple[str, str | None, str | None]]
+) -> pd.DataFrame:
+    """Tidy rows ``*ids, measure, value, ci_low, ci_high`` of ``table``: for each measure, the
+    columns of its value and of its interval's ends (``None``: no interval, NaN)."""
+    parts = []
+    for name, (value, low, high) in measures.items():
+        part = table[list(ids)].copy()
+        part["measure"] = name
+        part["value"] = table[value].to_numpy(dtype=float)
+        part["ci_low"] = table[low].to_numpy(dtype=float) if low else np.nan
+        part["ci_high"] = table[high].to_numpy(dtype=float) if high else np.nan
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
 def _ranks_and_probs(flat: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per draw: rank among the group's agents (1 = highest alpha) and softmax probability."""
     masked = np.where(present[None], flat, -np.inf)
@@ -304,8 +340,7 @@ def summarize_draws(
     a_lo, a_hi = hdi(flat, prob)
     r_lo, r_hi = hdi(ranks, prob)
     p_lo, p_hi = hdi(probs, prob)
-    a_rhat = rhat(alpha)
-    a_ess = ess(alpha)
+    a_rhat, a_bulk, a_tail = rhat(alpha), ess(alpha), ess_tail(alpha)
     gi, ki = np.nonzero(design.present)
     wins = design.w1.sum(axis=2) + design.w2.sum(axis=1)  # weighted wins of agent k in group g
     ab = design.keys.iloc[gi].reset_index(drop=True)
@@ -323,7 +358,8 @@ def summarize_draws(
     ab["prob_hdi_low"] = p_lo[gi, ki]
     ab["prob_hdi_high"] = p_hi[gi, ki]
     ab["rhat"] = a_rhat[gi, ki]
-    ab["ess"] = a_ess[gi, ki]
+    ab["ess_bulk"] = a_bulk[gi, ki]
+    ab["ess_tail"] = a_tail[gi, ki]
 
     f0 = alpha0.reshape(C * D, G)
     z_lo, z_hi = hdi(f0, prob)
@@ -336,11 +372,13 @@ def summarize_draws(
     gr["alpha0_hdi_low"] = z_lo
     gr["alpha0_hdi_high"] = z_hi
     gr["alpha0_rhat"] = rhat(alpha0)
-    gr["alpha0_ess"] = ess(alpha0)
+    gr["alpha0_ess_bulk"] = ess(alpha0)
+    gr["alpha0_ess_tail"] = ess_tail(alpha0)
     masked_rhat = np.where(design.present, a_rhat, -np.inf)
-    masked_ess = np.where(design.present, a_ess, np.inf)
     gr["max_rhat"] = np.maximum(masked_rhat.max(axis=1), gr["alpha0_rhat"].to_numpy())
-    gr["min_ess"] = np.minimum(masked_ess.min(axis=1), gr["alpha0_ess"].to_numpy())
+    for kind, a_ess in (("bulk", a_bulk), ("tail", a_tail)):
+        masked = np.where(design.present, a_ess, np.inf).min(axis=1)
+        gr[f"min_ess_{kind}"] = np.minimum(masked, gr[f"alpha0_ess_{kind}"].to_numpy())
     return ab, gr
 
 
@@ -351,9 +389,12 @@ class BradleyTerryResults:
     Attributes
     ----------
     abilities : one row per (group, agent): ``alpha_*`` (mean, sd, HDI), ``rank_*``, ``prob_*``,
-        ``rhat``, ``ess``, ``n_comparisons``, ``wins``.
-    groups : one row per group: comparisons, ties, ``alpha0_*``, ``max_rhat``, ``min_ess``.
+        ``rhat``, ``ess_bulk``, ``ess_tail`` (ArviZ), ``n_comparisons``, ``wins``.
+    groups : one row per group: comparisons, ties, ``alpha0_*``, ``max_rhat``, ``min_ess_bulk``,
+        ``min_ess_tail``.
     skipped : groups left out for having fewer than ``min_comparisons`` comparisons.
+    alpha, alpha0 : the draws, ``(chain, draw, group, agent)`` and ``(chain, draw, group)`` (kept
+        unless ``fit(keep_draws=False)``); :meth:`to_inference_data` labels them for ArviZ.
     """
 
     abilities: pd.DataFrame
@@ -371,8 +412,17 @@ class BradleyTerryResults:
         return float(self.groups["max_rhat"].max())
 
     @property
+    def min_ess_bulk(self) -> float:
+        return float(self.groups["min_ess_bulk"].min())
+
+    @property
+    def min_ess_tail(self) -> float:
+        return float(self.groups["min_ess_tail"].min())
+
+    @property
     def min_ess(self) -> float:
-        return float(self.groups["min_ess"].min())
+        """The smallest bulk or tail ESS of any alpha or alpha0."""
+        return min(self.min_ess_bulk, self.min_ess_tail)
 
     @property
     def n_rhat_above(self) -> int:
@@ -383,6 +433,15 @@ class BradleyTerryResults:
         )
 
     @property
+    def n_ess_below(self) -> int:
+        """Number of parameters (alpha and alpha0) with a bulk or tail ESS below 400."""
+        ab, gr = self.abilities, self.groups
+        return int(
+            ((ab["ess_bulk"] < ESS_MIN) | (ab["ess_tail"] < ESS_MIN)).sum()
+            + ((gr["alpha0_ess_bulk"] < ESS_MIN) | (gr["alpha0_ess_tail"] < ESS_MIN)).sum()
+        )
+
+    @property
     def n_divergent(self) -> int:
         return self.draws.n_divergent
 
@@ -390,7 +449,10 @@ class BradleyTerryResults:
         return {
             "max_rhat": self.max_rhat,
             "min_ess": self.min_ess,
+            "min_ess_bulk": self.min_ess_bulk,
+            "min_ess_tail": self.min_ess_tail,
             "n_rhat_above_1.01": self.n_rhat_above,
+            "n_ess_below_400": self.n_ess_below,
             "n_divergent": self.n_divergent,
             "mean_leapfrog_steps": float(self.draws.num_steps.mean()),
             "chains": self.draws.chains,
@@ -400,14 +462,25 @@ class BradleyTerryResults:
             "sampling_seconds": self.draws.seconds,
         }
 
+    def _worst(self, column: str, largest: bool) -> str:
+        row = self.groups.sort_values(column).iloc[-1 if largest else 0]
+        return ", ".join(f"{g}={row[g]!r}" for g in self.design.groups)
+
     def warnings(self) -> list[str]:
+        """Convergence warnings: R-hat > 1.01, bulk or tail ESS < 400, divergences."""
         out = []
         if self.n_rhat_above:
-            worst = self.groups.sort_values("max_rhat").iloc[-1]
-            key = ", ".join(f"{g}={worst[g]!r}" for g in self.design.groups)
             out.append(
-                f"{self.n_rhat_above} parameter(s) with R-hat > {RHAT_MAX} (worst {self.max_rhat:.3f} "
-                f"at {key}); run more draws (--draws/--warmup) before trusting them"
+                f"{self.n_rhat_above} parameter(s) with R-hat > {RHAT_MAX} (worst "
+                f"{self.max_rhat:.3f} at {self._worst('max_rhat', True)}); run more draws "
+                "(--draws/--warmup) before trusting them"
+            )
+        if self.n_ess_below:
+            column = "min_ess_bulk" if self.min_ess_bulk <= self.min_ess_tail else "min_ess_tail"
+            out.append(
+                f"{self.n_ess_below} parameter(s) with ESS < {ESS_MIN} (min bulk "
+                f"{self.min_ess_bulk:.0f}, tail {self.min_ess_tail:.0f}, at "
+                f"{self._worst(column, False)}); means and HDIs are imprecise: run more draws"
             )
         if self.n_divergent:
             out.append(
@@ -415,6 +488,27 @@ class BradleyTerryResults:
                 "biased"
             )
         return out
+
+    def to_inference_data(self):
+        """The posterior as an ArviZ ``InferenceData``: ``alpha`` (chain, draw, group, agent) and
+        ``alpha0`` (chain, draw, group), with the agents and the groups as coordinates (``group``
+        labels join the group columns with ``/``; each group column is also a coordinate along
+        ``group``), and the sample stats ``diverging`` and ``n_steps``.  An agent absent from a
+        group keeps its prior draws there (no comparison informs it).  Needs the draws
+        (``fit(keep_draws=True)``, the default)."""
+        if self.alpha is None or self.alpha0 is None:
+            raise ValueError("the draws were not kept: fit with keep_draws=True")
+        return inference_data(
+            {"alpha": self.alpha, "alpha0": self.alpha0},
+            dims={"alpha": ["group", "agent"], "alpha0": ["group"]},
+            coords={
+                "group": group_labels(self.design.keys),
+                "agent": [str(a) for a in self.design.agents],
+            },
+            draws=self.draws,
+            group_coords=self.design.keys,
+            attrs={"model": "Bradley-Terry with order effect", "ties": self.ties},
+        )
 
     def agent_table(self, by: Sequence[str] | None = None) -> pd.DataFrame:
         """Per agent (and ``by`` columns): groups, mean alpha, % alpha > 0, % HDI excluding 0."""
@@ -437,6 +531,23 @@ class BradleyTerryResults:
         t["pct_hdi_excludes_0"] *= 100
         return t
 
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy rows: the group columns, ``agent, measure, value, ci_low, ci_high`` -- per group
+        and agent the posterior means of ``alpha``, ``rank`` and ``prob`` with their 95% HDI,
+        then per group ``alpha0`` (``agent`` empty)."""
+        keys = list(self.design.groups)
+        ab = tidy_rows(
+            self.abilities,
+            [*keys, "agent"],
+            {m: (f"{m}_mean", f"{m}_hdi_low", f"{m}_hdi_high") for m in ("alpha", "rank", "prob")},
+        )
+        gr = tidy_rows(
+            self.groups.assign(agent=None),
+            [*keys, "agent"],
+            {"alpha0": ("alpha0_mean", "alpha0_hdi_low", "alpha0_hdi_high")},
+        )
+        return pd.concat([ab, gr], ignore_index=True)
+
     def summary(self) -> str:
         """A plain-text summary: the fit, its diagnostics and per-agent aggregates."""
         d = self.diagnostics()
@@ -450,8 +561,9 @@ class BradleyTerryResults:
             f"({int(self.groups['n_ties'].sum())} in the input)",
             f"chains x (warm-up + draws): {d['chains']} x ({d['warmup']} + {d['draws']}), "
             f"{d['chain_method']}, {d['sampling_seconds']:.1f} s",
-            f"max R-hat {d['max_rhat']:.4f}   min ESS {d['min_ess']:.0f}   divergences "
-            f"{d['n_divergent']}   mean leapfrog steps {d['mean_leapfrog_steps']:.1f}",
+            f"max R-hat {d['max_rhat']:.4f}   min ESS bulk {d['min_ess_bulk']:.0f}, tail "
+            f"{d['min_ess_tail']:.0f}   divergences {d['n_divergent']}   mean leapfrog steps "
+            f"{d['mean_leapfrog_steps']:.1f}",
             f"order effect alpha0: mean over groups {self.groups['alpha0_mean'].mean():+.3f}; "
             f"95% HDI excludes 0 in {int(((self.groups['alpha0_hdi_low'] > 0) | (self.groups['alpha0_hdi_high'] < 0)).sum())} group(s)",
             "-" * 72,
@@ -535,13 +647,14 @@ class BradleyTerry:
         draws: int = 1000,
         target_accept: float = 0.8,
         progress: bool = False,
-        keep_draws: bool = False,
+        keep_draws: bool = True,
         groups_per_task: int = 0,
         executor=None,
     ) -> BradleyTerryResults:
         """Sample every group's posterior with NUTS and summarise: all groups in one run, or
         with ``groups_per_task`` > 0 in blocks of that many groups, each block a task on
-        ``executor`` (:func:`sample_blocks`)."""
+        ``executor`` (:func:`sample_blocks`).  ``keep_draws=False`` lets the draws go once
+        summarised (no :meth:`BradleyTerryResults.to_inference_data`)."""
         alpha, alpha0, d = sample_blocks(
             self.design,
             groups_per_task,

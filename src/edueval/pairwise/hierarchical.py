@@ -24,7 +24,9 @@ ESS ~1,600 non-centred); ``"non-centred"`` (``z = m + sigma * v``, ``v ~ N(0, 1)
 sparse data.  All attributes are sampled in one NUTS run.
 
 Reported: differences of ``mu`` (identified), ``mu`` centred on the attribute's agent average,
-``sigma``, and each item's abilities centred on that item's agent average (the identified part).
+``sigma``, and each item's abilities centred on that item's agent average (the identified part),
+each with ArviZ's rank-normalised R-hat and bulk and tail ESS; ``results.to_inference_data()``
+gives these draws (and ``alpha0``) to ArviZ.
 """
 
 from __future__ import annotations
@@ -38,8 +40,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._sampler import Draws, ess, hdi, jax_modules, rhat, run_nuts
-from .bradley_terry import RHAT_MAX, BradleyTerry, Design, helmert, nuts_seed, pair_basis
+from ._sampler import (
+    ESS_MIN,
+    RHAT_MAX,
+    Draws,
+    diagnostic_warnings,
+    ess,
+    ess_tail,
+    hdi,
+    inference_data,
+    jax_modules,
+    rhat,
+    run_nuts,
+)
+from .bradley_terry import (
+    BradleyTerry,
+    Design,
+    group_labels,
+    helmert,
+    nuts_seed,
+    pair_basis,
+    tidy_rows,
+)
 
 __all__ = ["HierarchicalBradleyTerry", "HierarchicalResults"]
 
@@ -74,7 +96,8 @@ class HierarchicalResults:
     Attributes
     ----------
     differences : per attribute and pair of agents ``a - b``: posterior mean, s.d., 95% HDI and
-        P(a > b) of ``mu_a - mu_b``; R-hat and ESS.
+        P(a > b) of ``mu_a - mu_b``; ``rhat``, ``ess_bulk`` and ``ess_tail`` (ArviZ; also in
+        ``sigma`` and ``items``).
     agents : per attribute and agent: ``mu`` centred on the attribute's agent average (mean, HDI).
     sigma : per attribute: the s.d. of item-level deviations.
     items : per (attribute, item, agent): the partially pooled alpha, centred on the item's agent
@@ -87,14 +110,24 @@ class HierarchicalResults:
     items: pd.DataFrame
     draws: Draws
     params: dict[str, Any] = field(default_factory=dict)
+    #: the draws behind the tables (chain, draw, ...): ``mu`` (attribute, agent) and ``alpha``
+    #: (group, agent), both centred; ``None`` when not kept
+    mu: np.ndarray | None = field(default=None, repr=False)
+    alpha: np.ndarray | None = field(default=None, repr=False)
+    design: Design | None = field(default=None, repr=False)
 
     def diagnostics(self) -> dict[str, Any]:
-        r = np.concatenate([self.differences["rhat"], self.sigma["rhat"], self.items["rhat"]])
-        e = np.concatenate([self.differences["ess"], self.sigma["ess"], self.items["ess"]])
+        tables = (self.differences, self.sigma, self.items)
+        r = np.concatenate([t["rhat"] for t in tables])
+        bulk = np.concatenate([t["ess_bulk"] for t in tables])
+        tail = np.concatenate([t["ess_tail"] for t in tables])
         return {
             "max_rhat": float(np.nanmax(r)),
-            "min_ess": float(np.nanmin(e)),
+            "min_ess": float(np.nanmin(np.minimum(bulk, tail))),
+            "min_ess_bulk": float(np.nanmin(bulk)),
+            "min_ess_tail": float(np.nanmin(tail)),
             "n_rhat_above_1.01": int((r > RHAT_MAX).sum()),
+            "n_ess_below_400": int(((bulk < ESS_MIN) | (tail < ESS_MIN)).sum()),
             "n_divergent": self.draws.n_divergent,
             "mean_leapfrog_steps": float(self.draws.num_steps.mean()),
             "chain_method": self.draws.chain_method,
@@ -102,24 +135,71 @@ class HierarchicalResults:
         }
 
     def warnings(self) -> list[str]:
+        """Convergence warnings: R-hat > 1.01, bulk or tail ESS < 400, divergences."""
         d = self.diagnostics()
-        out = []
-        if d["n_rhat_above_1.01"]:
-            out.append(
-                f"{d['n_rhat_above_1.01']} quantity(ies) with R-hat > {RHAT_MAX} "
-                f"(worst {d['max_rhat']:.3f}); run more draws"
-            )
+        out = diagnostic_warnings(
+            d["max_rhat"],
+            d["n_rhat_above_1.01"],
+            d["min_ess_bulk"],
+            d["min_ess_tail"],
+            d["n_ess_below_400"],
+        )
         if d["n_divergent"]:
             out.append(f"{d['n_divergent']} divergent transition(s) after warm-up")
         return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy rows ``table, attribute, item, agent, measure, value, ci_low, ci_high`` with 95%
+        HDIs: ``differences`` (``agent`` is ``a - b``; measures ``diff`` and ``p_a_better``),
+        ``agents`` (``mu_centred``), ``sigma`` and ``items`` (``alpha_centred``); ``item`` is
+        empty outside ``items`` and ``agent`` in ``sigma``."""
+        ids = ["table", "attribute", "item", "agent"]
+        d = self.differences.assign(
+            table="differences",
+            item=None,
+            agent=self.differences["agent_a"] + " - " + self.differences["agent_b"],
+        )
+        parts = [
+            tidy_rows(
+                d,
+                ids,
+                {
+                    "diff": ("diff_mean", "diff_hdi_low", "diff_hdi_high"),
+                    "p_a_better": ("p_a_better", None, None),
+                },
+            ),
+            tidy_rows(
+                self.agents.assign(table="agents", item=None),
+                ids,
+                {"mu_centred": ("mu_centred_mean", "mu_centred_hdi_low", "mu_centred_hdi_high")},
+            ),
+            tidy_rows(
+                self.sigma.assign(table="sigma", item=None, agent=None),
+                ids,
+                {"sigma": ("sigma_mean", "sigma_hdi_low", "sigma_hdi_high")},
+            ),
+            tidy_rows(
+                self.items.assign(table="items"),
+                ids,
+                {
+                    "alpha_centred": (
+                        "alpha_centred_mean",
+                        "alpha_centred_hdi_low",
+                        "alpha_centred_hdi_high",
+                    )
+                },
+            ),
+        ]
+        return pd.concat(parts, ignore_index=True)
 
     def summary(self) -> str:
         d = self.diagnostics()
         lines = [
             "Hierarchical Bradley-Terry: agent means + item deviations, per attribute (NUTS)",
             "=" * 72,
-            f"max R-hat {d['max_rhat']:.4f}   min ESS {d['min_ess']:.0f}   divergences "
-            f"{d['n_divergent']}   {d['sampling_seconds']:.1f} s",
+            f"max R-hat {d['max_rhat']:.4f}   min ESS bulk {d['min_ess_bulk']:.0f}, tail "
+            f"{d['min_ess_tail']:.0f}   divergences {d['n_divergent']}   "
+            f"{d['sampling_seconds']:.1f} s",
             "-" * 72,
             "agent differences mu_a - mu_b:",
             self.differences[
@@ -138,6 +218,115 @@ class HierarchicalResults:
         ]
         lines += [f"warning: {w}" for w in self.warnings()]
         return "\n".join(lines)
+
+    def to_inference_data(self):
+        """The posterior as an ArviZ ``InferenceData``: ``mu`` (chain, draw, attribute, agent; the
+        agent means centred on the attribute's average, whose differences are ``differences``),
+        ``sigma`` (chain, draw, attribute), ``alpha`` (chain, draw, group, agent; each item's
+        abilities centred on its average) and ``alpha0`` (chain, draw, group), with attributes,
+        agents and groups (``attribute/item``; ``group_attribute`` and ``item`` along ``group``)
+        as coordinates, and the sample stats ``diverging`` and ``n_steps``."""
+        if self.mu is None or self.alpha is None or self.design is None:
+            raise ValueError("the draws were not kept")
+        des = self.design
+        return inference_data(
+            {
+                "mu": self.mu,
+                "sigma": self.draws.samples["sigma"],
+                "alpha": self.alpha,
+                "alpha0": self.draws.samples["alpha0"],
+            },
+            dims={
+                "mu": ["attribute", "agent"],
+                "sigma": ["attribute"],
+                "alpha": ["group", "agent"],
+                "alpha0": ["group"],
+            },
+            coords={
+                "attribute": [str(a) for a in self.sigma["attribute"]],
+                "agent": [str(a) for a in des.agents],
+                "group": group_labels(des.keys),
+            },
+            draws=self.draws,
+            group_coords=des.keys,
+            attrs={"model": "hierarchical Bradley-Terry", "ties": str(self.params.get("ties"))},
+        )
+
+
+def _diagnosed(x: np.ndarray) -> dict[str, np.ndarray]:
+    """R-hat and bulk and tail ESS of draws shaped ``(chain, draw, ...)``."""
+    return {"rhat": rhat(x), "ess_bulk": ess(x), "ess_tail": ess_tail(x)}
+
+
+def _differences_table(mu: np.ndarray, attributes: list, agents: np.ndarray) -> pd.DataFrame:
+    """Per attribute and pair of agents (in the agents' order): ``mu_a - mu_b``."""
+    rows, diffs = [], []
+    for ai, attr in enumerate(attributes):
+        for ka, kb in combinations(range(len(agents)), 2):
+            diff = mu[:, :, ai, ka] - mu[:, :, ai, kb]
+            lo, hi = hdi(diff.reshape(-1), 0.95)
+            diffs.append(diff)
+            rows.append(
+                {
+                    "attribute": attr,
+                    "agent_a": agents[ka],
+                    "agent_b": agents[kb],
+                    "diff_mean": diff.mean(),
+                    "diff_sd": diff.std(ddof=1),
+                    "diff_hdi_low": float(lo),
+                    "diff_hdi_high": float(hi),
+                    "p_a_better": float((diff > 0).mean()),
+                }
+            )
+    table = pd.DataFrame(rows)
+    if rows:
+        for name, values in _diagnosed(np.stack(diffs, axis=-1)).items():
+            table[name] = values
+    return table
+
+
+def _tables(
+    des: Design, attributes: list, mu: np.ndarray, sigma: np.ndarray, alpha: np.ndarray
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The differences, agents, sigma and items tables from the centred draws."""
+    C, D = mu.shape[:2]
+    K = len(des.agents)
+    flat = mu.reshape(C * D, len(attributes), K)
+    lo, hi = hdi(flat, 0.95)
+    ag = pd.DataFrame(
+        [
+            {
+                "attribute": attr,
+                "agent": des.agents[k],
+                "mu_centred_mean": flat[:, ai, k].mean(),
+                "mu_centred_hdi_low": lo[ai, k],
+                "mu_centred_hdi_high": hi[ai, k],
+            }
+            for ai, attr in enumerate(attributes)
+            for k in range(K)
+        ]
+    )
+    s_lo, s_hi = hdi(sigma.reshape(C * D, -1), 0.95)
+    sig = pd.DataFrame(
+        {
+            "attribute": attributes,
+            "sigma_mean": sigma.reshape(C * D, -1).mean(axis=0),
+            "sigma_hdi_low": s_lo,
+            "sigma_hdi_high": s_hi,
+            **_diagnosed(sigma),
+        }
+    )
+    fa = alpha.reshape(C * D, *alpha.shape[2:])
+    a_lo, a_hi = hdi(fa, 0.95)
+    gi, ki = np.nonzero(des.present)
+    items = des.keys.iloc[gi].reset_index(drop=True)
+    items["agent"] = des.agents[ki]
+    items["alpha_centred_mean"] = fa.mean(axis=0)[gi, ki]
+    items["alpha_centred_hdi_low"] = a_lo[gi, ki]
+    items["alpha_centred_hdi_high"] = a_hi[gi, ki]
+    for name, values in _diagnosed(alpha).items():
+        items[name] = values[gi, ki]
+    return _differences_table(mu, attributes, des.agents), ag, sig, items
 
 
 class HierarchicalBradleyTerry:
@@ -220,67 +409,7 @@ class HierarchicalBradleyTerry:
             z = m[:, :, a_of_g, :] + sigma[:, :, a_of_g, None] * v
         mu = m @ hc  # agent means, centred on the attribute's average
         alpha = z @ hc  # item abilities, centred on the item's average
-        C, D = mu.shape[:2]
-
-        # differences mu_a - mu_b in the agent order
-        rows = []
-        for ai, attr in enumerate(attributes):
-            for ka, kb in combinations(range(K), 2):
-                diff = mu[:, :, ai, ka] - mu[:, :, ai, kb]
-                lo, hi = hdi(diff.reshape(-1), 0.95)
-                rows.append(
-                    {
-                        "attribute": attr,
-                        "agent_a": des.agents[ka],
-                        "agent_b": des.agents[kb],
-                        "diff_mean": diff.mean(),
-                        "diff_sd": diff.std(ddof=1),
-                        "diff_hdi_low": float(lo),
-                        "diff_hdi_high": float(hi),
-                        "p_a_better": float((diff > 0).mean()),
-                        "rhat": float(rhat(diff[..., None])[0]),
-                        "ess": float(ess(diff[..., None])[0]),
-                    }
-                )
-        differences = pd.DataFrame(rows)
-
-        flat = mu.reshape(C * D, len(attributes), K)
-        lo, hi = hdi(flat, 0.95)
-        ag = pd.DataFrame(
-            [
-                {
-                    "attribute": attr,
-                    "agent": des.agents[k],
-                    "mu_centred_mean": flat[:, ai, k].mean(),
-                    "mu_centred_hdi_low": lo[ai, k],
-                    "mu_centred_hdi_high": hi[ai, k],
-                }
-                for ai, attr in enumerate(attributes)
-                for k in range(K)
-            ]
-        )
-        s_lo, s_hi = hdi(sigma.reshape(C * D, -1), 0.95)
-        sig = pd.DataFrame(
-            {
-                "attribute": attributes,
-                "sigma_mean": sigma.reshape(C * D, -1).mean(axis=0),
-                "sigma_hdi_low": s_lo,
-                "sigma_hdi_high": s_hi,
-                "rhat": rhat(sigma),
-                "ess": ess(sigma),
-            }
-        )
-        fa = alpha.reshape(C * D, *alpha.shape[2:])
-        a_lo, a_hi = hdi(fa, 0.95)
-        a_rhat, a_ess = rhat(alpha), ess(alpha)
-        gi, ki = np.nonzero(des.present)
-        items = des.keys.iloc[gi].reset_index(drop=True)
-        items["agent"] = des.agents[ki]
-        items["alpha_centred_mean"] = fa.mean(axis=0)[gi, ki]
-        items["alpha_centred_hdi_low"] = a_lo[gi, ki]
-        items["alpha_centred_hdi_high"] = a_hi[gi, ki]
-        items["rhat"] = a_rhat[gi, ki]
-        items["ess"] = a_ess[gi, ki]
+        differences, ag, sig, items = _tables(des, attributes, mu, sigma, alpha)
         return HierarchicalResults(
             differences=differences,
             agents=ag,
@@ -296,4 +425,7 @@ class HierarchicalBradleyTerry:
                 "target_accept": target_accept,
                 "parametrization": self.parametrization,
             },
+            mu=mu,
+            alpha=alpha,
+            design=des,
         )

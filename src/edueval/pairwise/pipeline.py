@@ -3,6 +3,7 @@ directory (tables, results.json, report.html).  The CLI is a thin layer over the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from .summary import SummaryResults, read_abilities, read_scores, summarize
 from .teacher_test import import_teacher_test
 
 __all__ = [
+    "POSTERIOR_FILE",
     "check_sampler_options",
     "fit_run",
     "hierarchical_run",
@@ -32,6 +34,9 @@ __all__ = [
 ]
 
 Warn = Callable[[str], None] | None
+
+#: the posterior draws that ``--save-draws`` writes into the run folder (ArviZ NetCDF)
+POSTERIOR_FILE = "posterior.nc"
 
 
 def check_sampler_options(chains: int, warmup: int, draws: int, ties: str | None = None) -> None:
@@ -69,7 +74,7 @@ def sampler_versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
-    for name in ("jax", "jaxlib", "numpyro", "statsmodels"):
+    for name in ("jax", "jaxlib", "numpyro", "arviz", "statsmodels"):
         try:
             out[name] = version(name)
         except PackageNotFoundError:
@@ -118,8 +123,7 @@ def _fit_report(res: BradleyTerryResults, title: str, subtitle: str) -> Report:
         f"all {len(res.groups)} groups sampled together with NUTS (numpyro): {d['chains']} chains x "
         f"({d['warmup']} warm-up + {d['draws']} draws), {d['chain_method']} chains, "
         f"{d['sampling_seconds']:.1f} s. Ties: {res.ties}.",
-        f"Max R-hat {d['max_rhat']:.4f}; min ESS {d['min_ess']:.0f}; {d['n_divergent']} divergent "
-        f"transitions; {d['n_rhat_above_1.01']} parameter(s) with R-hat > 1.01.",
+        _diagnostics_sentence(d),
     )
     for w in res.warnings():
         sec.text("Warning: " + w)
@@ -149,6 +153,28 @@ def _fit_report(res: BradleyTerryResults, title: str, subtitle: str) -> Report:
     return rep
 
 
+def _diagnostics_sentence(d: dict) -> str:
+    return (
+        f"Max R-hat {d['max_rhat']:.4f} (ArviZ, rank-normalised split R-hat); min ESS bulk "
+        f"{d['min_ess_bulk']:.0f}, tail {d['min_ess_tail']:.0f}; {d['n_divergent']} divergent "
+        f"transitions; {d['n_rhat_above_1.01']} quantity(ies) with R-hat > 1.01 and "
+        f"{d['n_ess_below_400']} with ESS < 400."
+    )
+
+
+def save_posterior(run: RunDir, idata) -> str:
+    """Write ``idata`` (ArviZ ``InferenceData``) as :data:`POSTERIOR_FILE` in the run folder, via a
+    temporary file and an atomic rename; returns the file's name."""
+    target = run.path / POSTERIOR_FILE
+    tmp = run.path / f".{POSTERIOR_FILE}.tmp"
+    try:
+        idata.to_netcdf(str(tmp))
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return POSTERIOR_FILE
+
+
 def fit_run(
     out: Path,
     data_path: Path,
@@ -163,9 +189,11 @@ def fit_run(
     warn: Warn = None,
     groups_per_task: int = 0,
     executor=None,
+    save_draws: bool = False,
 ) -> dict:
     """``pairwise fit``: per (item, attribute) Bayesian Bradley-Terry, all sampled together, or
-    in blocks of ``groups_per_task`` groups as tasks on ``executor``."""
+    in blocks of ``groups_per_task`` groups as tasks on ``executor``; with ``save_draws`` the
+    posterior draws go to :data:`POSTERIOR_FILE` (ArviZ NetCDF) in the run folder."""
     check_sampler_options(chains, warmup, draws, ties)
     if min_comparisons < 1:
         raise InputError("--min-comparisons must be at least 1")
@@ -192,10 +220,12 @@ def fit_run(
             "sampler_versions": sampler_versions(),
             **({"groups_per_task": groups_per_task} if groups_per_task else {}),
             **({"executor": executor.describe()} if executor is not None else {}),
+            "save_draws": save_draws,
         },
         seed=seed,
         inputs=_inputs(data=data_path, exclude_raters=exclude_path),
     )
+    (run.path / POSTERIOR_FILE).unlink(missing_ok=True)  # never a previous run's draws
     res = model.fit(
         chains=chains,
         warmup=warmup,
@@ -203,10 +233,12 @@ def fit_run(
         progress=_progress.enabled() and (executor is None or not hasattr(executor, "client")),
         groups_per_task=groups_per_task,
         executor=executor,
+        keep_draws=save_draws,
     )
     if warn:
         for w in res.warnings():
             warn(w)
+    posterior = save_posterior(run, res.to_inference_data()) if save_draws else None
     run.table("abilities", res.abilities)
     run.table("groups", res.groups)
     run.table("agents", res.agent_table())
@@ -218,6 +250,8 @@ def fit_run(
         "n_excluded_raters": len(removed),
         "n_skipped_groups": len(res.skipped),
         **res.diagnostics(),
+        "warnings": res.warnings(),
+        **({"posterior": posterior} if posterior else {}),
         "agents": res.agent_table(),
     }
     rep = _fit_report(res, "Bayesian Bradley-Terry fit", f"{data_path}, ties: {ties}, seed {seed}")
@@ -287,7 +321,10 @@ def raters_run(
         "flagged when the 95% HDI of alpha0 excludes 0 in at least one of their models "
         "(Tack & Piech 2022, Sec. 3.3).",
         f"{len(res.flagged)} of {len(res.raters)} raters flagged.",
+        _diagnostics_sentence(res.fit.diagnostics()),
     )
+    for w in res.fit.warnings():
+        sec.text("Warning: " + w)
     if reference is not None:
         ov = res.overlap(reference)
         results["overlap"] = ov
@@ -376,8 +413,9 @@ def hierarchical_report_section(
     rep.section(title).text(
         "alpha_{item,agent} = mu_agent + sigma * u_{item,agent}, u ~ N(0,1), mu ~ N(0,1), "
         "sigma ~ HalfNormal(1), per attribute; agent differences mu_a - mu_b with 95% HDI and "
-        f"P(a > b). Max R-hat {d['max_rhat']:.4f}, min ESS {d['min_ess']:.0f}, "
-        f"{d['n_divergent']} divergences, {d['sampling_seconds']:.1f} s."
+        f"P(a > b). Max R-hat {d['max_rhat']:.4f}, min ESS bulk {d['min_ess_bulk']:.0f}, tail "
+        f"{d['min_ess_tail']:.0f}, {d['n_divergent']} divergences, {d['sampling_seconds']:.1f} s.",
+        *("Warning: " + w for w in res.warnings()),
     ).table(shown, digits=3).table(sigma, "Item-level s.d.", digits=3).figure(
         difference_forest(rows, title="Agent differences (hierarchical model)")
     )

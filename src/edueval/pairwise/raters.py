@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .bradley_terry import BradleyTerry, BradleyTerryResults
+from .bradley_terry import BradleyTerry, BradleyTerryResults, tidy_rows
 
 __all__ = ["RaterModel", "RaterResults"]
 
@@ -74,6 +74,28 @@ class RaterResults:
             "not_in_data": [r for r in ref if r not in known],
         }
 
+    def to_inference_data(self):
+        """The posterior of the rater models as an ArviZ ``InferenceData`` (see
+        :meth:`BradleyTerryResults.to_inference_data`): ``alpha0`` (chain, draw, group) is each
+        rater's (or rater x attribute's) order effect, with ``rater`` (and ``attribute``) as
+        coordinates along ``group``, and ``alpha`` the agents' abilities in that group."""
+        return self.fit.to_inference_data()
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy rows ``rater, measure, value, ci_low, ci_high``: per rater ``alpha0`` (its most
+        extreme group, with the 95% HDI), ``n_comparisons``, ``n_ties``, ``pct_first``,
+        ``n_groups``, ``n_flagged`` and ``flagged`` (1 or 0)."""
+        t = self.raters.assign(flagged=self.raters["flagged"].astype(float))
+        counts = ("n_comparisons", "n_ties", "pct_first", "n_groups", "n_flagged", "flagged")
+        return tidy_rows(
+            t,
+            ["rater"],
+            {
+                "alpha0": ("alpha0_mean", "alpha0_hdi_low", "alpha0_hdi_high"),
+                **{c: (c, None, None) for c in counts},
+            },
+        )
+
     def summary(self) -> str:
         d = self.fit.diagnostics()
         top = self.raters.sort_values("alpha0_mean", key=np.abs, ascending=False).head(10)
@@ -92,8 +114,8 @@ class RaterResults:
             "=" * 72,
             f"raters: {len(self.raters)}   flagged (95% HDI of alpha0 excludes 0): "
             f"{len(self.flagged)}",
-            f"max R-hat {d['max_rhat']:.4f}   min ESS {d['min_ess']:.0f}   "
-            f"divergences {d['n_divergent']}",
+            f"max R-hat {d['max_rhat']:.4f}   min ESS bulk {d['min_ess_bulk']:.0f}, tail "
+            f"{d['min_ess_tail']:.0f}   divergences {d['n_divergent']}",
             "-" * 72,
             "most extreme order effects:",
             top[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"),

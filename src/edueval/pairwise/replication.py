@@ -20,6 +20,7 @@ import pandas as pd
 from ..io import InputError
 from ..report import Report
 from ..runs import RunDir
+from ._sampler import diagnostic_warnings
 from .bradley_terry import BradleyTerry, BradleyTerryResults
 from .comparisons import exclude_raters, read_rater_ids
 from .figures import alpha_boxplots, difference_forest, order_effects
@@ -248,9 +249,21 @@ def _mode_paragraphs(
     f = fits.get(mode)
     if f is not None:
         out.append(
-            f"Ties {mode}, convergence: max R-hat {f.max_rhat:.4f}, min ESS {f.min_ess:.0f}, "
-            f"{f.n_divergent} divergences over {len(f.groups)} models."
+            f"Ties {mode}, convergence: max R-hat {f.max_rhat:.4f}, min ESS bulk "
+            f"{f.min_ess_bulk:.0f}, tail {f.min_ess_tail:.0f}, {f.n_divergent} divergences over "
+            f"{len(f.groups)} models."
         )
+        d = f.diagnostics()  # the warnings without raw item or attribute names
+        out += [
+            f"Ties {mode}, warning: {w}"
+            for w in diagnostic_warnings(
+                d["max_rhat"],
+                d["n_rhat_above_1.01"],
+                d["min_ess_bulk"],
+                d["min_ess_tail"],
+                d["n_ess_below_400"],
+            )
+        ]
     return out
 
 

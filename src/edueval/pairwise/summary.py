@@ -25,6 +25,7 @@ from scipy import stats
 
 from ..io import InputError, read_table
 from ..tables import Col, Schema
+from .bradley_terry import tidy_rows
 
 __all__ = ["SummaryResults", "read_abilities", "read_scores", "summarize"]
 
@@ -88,6 +89,42 @@ class SummaryResults:
     tukey: pd.DataFrame
     table3: pd.DataFrame
     correlation: pd.DataFrame | None = None
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy rows ``table, attribute, agent, measure, value, ci_low, ci_high``: ``anova``
+        (``F``, ``df_between``, ``df_within``, ``p``, ``shapiro_W``, ``shapiro_p``), ``tukey``
+        (``agent`` is ``a - b``; ``diff`` with its 95% family-wise CI, ``p_adj``), ``table3`` (per
+        agent: ``n_items``, ``mean_alpha`` and the four percentages) and, when computed,
+        ``correlation`` (``r`` with its 95% CI, ``n``, ``t``, ``df``, ``p``)."""
+        ids = ["table", "attribute", "agent"]
+        anova = ("F", "df_between", "df_within", "p", "shapiro_W", "shapiro_p")
+        t3 = [c for c in self.table3.columns if c not in ("attribute", "agent")]
+        tk = self.tukey
+        parts = [
+            tidy_rows(
+                self.anova.assign(table="anova", agent=None),
+                ids,
+                {c: (c, None, None) for c in anova},
+            ),
+            tidy_rows(
+                tk.assign(table="tukey", agent=tk["agent_a"] + " - " + tk["agent_b"]),
+                ids,
+                {"diff": ("diff", "ci_low", "ci_high"), "p_adj": ("p_adj", None, None)},
+            ),
+            tidy_rows(self.table3.assign(table="table3"), ids, {c: (c, None, None) for c in t3}),
+        ]
+        if self.correlation is not None:
+            parts.append(
+                tidy_rows(
+                    self.correlation.assign(table="correlation", agent=None),
+                    ids,
+                    {
+                        "r": ("r", "r_ci_low", "r_ci_high"),
+                        **{c: (c, None, None) for c in ("n", "t", "df", "p")},
+                    },
+                )
+            )
+        return pd.concat([p for p in parts if len(p)] or parts, ignore_index=True)
 
     def summary(self) -> str:
         f = lambda v: f"{v:.3f}"  # noqa: E731

@@ -104,8 +104,9 @@ def _pair_row(r: dict, checked: dict, by_id: pd.DataFrame, file: str | None,
             file=file,
             line=line,
         )
-    better = _text(r.get("better"))
-    if not better.strip():
+    given = _text(r.get("better"))
+    better: str | None = given
+    if not given.strip():
         lab = str(r.get("label", "")).strip()
         better = {"1": q1, "2": q2, "1.0": q1, "2.0": q2}.get(lab)
     if better not in (q1, q2):
@@ -177,9 +178,12 @@ def read_judgements(
     """One judgements table from one or more ``judgements.csv`` (paths, DataFrames, or one list
     of records), each checked as ``qgsms score`` checks it; a method judging the same pair in the
     same order twice across them is refused."""
-    one = isinstance(sources, (str, Path, pd.DataFrame)) or _is_records(sources)
+    if isinstance(sources, (str, Path, pd.DataFrame)) or _is_records(sources):
+        batch = [sources]  # one table
+    else:
+        batch = list(sources)
     frames = []
-    for source in [sources] if one else list(sources):
+    for source in batch:
         df = as_table(as_source(source), name="judgements", text_columns=_JUDGEMENT_TEXT)
         _check_judgements(df, JUDGEMENTS_SCHEMA.validate(df))
         frames.append(df)

@@ -269,13 +269,13 @@ class QGSMSScores:
         for (m, measure, d), t in self.sign_tests.items():
             rows += [(m, d, f"sign_test_{measure}_{k}", float(getattr(t, k)))
                      for k in ("b", "c", "p_value")]  # fmt: skip
-        for m, dims in self.ranking.items():
-            for d, r in dims.items():
+        for m, ranked in self.ranking.items():
+            for d, r in ranked.items():
                 for name, rc in r.items():
                     rows += [(m, d, f"{k}_{name}", float(getattr(rc, k)))
                              for k in ("spearman", "kendall", "pearson")]  # fmt: skip
-        for m, a in self.anova_DE.items():
-            rows += [(m, "DE", "anova_F", a.F), (m, "DE", "anova_p_value", a.p_value)]
+        for m, test in self.anova_DE.items():
+            rows += [(m, "DE", "anova_F", test.F), (m, "DE", "anova_p_value", test.p_value)]
         return pd.DataFrame(rows, columns=["method", "dimension", "measure", "value"])
 
     def _table(self, order: list[str] | None = None) -> str:
@@ -424,7 +424,7 @@ def prepare(
     methods = list(methods)
     check_config(methods, cfg, repeats, retries)
     if limit is not None and limit < 1:
-        raise InputError("--limit must be at least 1")
+        raise InputError("limit= must be at least 1")
     items_df = read_items(as_source(items))
     pairs_df = read_pairs(pairs, items_df)
     if limit is not None:  # the first `limit` pairs of each dimension

@@ -84,25 +84,25 @@ def check_config(methods: list[str], cfg: MethodConfig, repeats: int, retries: i
         if m not in METHODS:
             raise InputError(f"unknown method {m!r}; expected one of {', '.join(METHODS)}")
     if not methods:
-        raise InputError("give at least one --method")
+        raise InputError("methods= is empty: give at least one method")
     if cfg.n_profiles < MIN_PROFILES:
-        raise InputError("--profiles must be at least 10 (the paper's minimum)")
+        raise InputError("profiles= must be at least 10 (the paper's minimum)")
     if cfg.max_profiles < cfg.n_profiles:
-        raise InputError("--max-profiles must be at least --profiles")
+        raise InputError("max_profiles= must be at least profiles=")
     if cfg.explanation_chars < 20:
-        raise InputError("--explanation-chars must be at least 20")
+        raise InputError("explanation_chars= must be at least 20")
     if repeats < 1 or retries < 0:
-        raise InputError("--repeats must be >= 1 and --retries >= 0")
+        raise InputError("repeats= must be >= 1 and retries= >= 0")
     if not 0.0 <= cfg.temperature <= 2.0:
-        raise InputError("--temperature must be between 0 and 2")
+        raise InputError("temperature= must be between 0 and 2")
     if cfg.simulate not in SIMULATE_MODES:
-        raise InputError(f"--simulate must be one of {', '.join(SIMULATE_MODES)}")
+        raise InputError(f"simulate= must be one of {', '.join(SIMULATE_MODES)}")
     if cfg.chateval_personas not in PERSONA_SOURCES:
-        raise InputError(f"--chateval-personas must be one of {', '.join(PERSONA_SOURCES)}")
+        raise InputError(f"chateval_personas= must be one of {', '.join(PERSONA_SOURCES)}")
     top = len(PERSONAS) if cfg.chateval_personas == "fixed" else 5
     if not 1 <= cfg.personas <= top or cfg.rounds < 1:
-        raise InputError(f"--personas must be 1-{top} with --chateval-personas "
-                         f"{cfg.chateval_personas}, and --rounds >= 1")  # fmt: skip
+        raise InputError(f"personas= must be 1-{top} with chateval_personas= "
+                         f"{cfg.chateval_personas}, and rounds= >= 1")  # fmt: skip
 
 
 def _phase_cost(outs: list) -> dict[str, int]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -98,6 +99,8 @@ class Study:
         return self._index[key]
 
     def __post_init__(self) -> None:
+        # MCQ items are keyed by (student, id): one question per participant
+        self._index: dict[tuple[str | None, str] | str, dict[str, Any]]
         if self.kind == "mcq":
             self._index = {(i["student"], i["id"]): i for i in self.items}
         else:
@@ -153,7 +156,7 @@ def _integer(path: Path, cfg: dict[str, Any], key: str, default: int, low: int, 
     return number
 
 
-def _read_items(path: Path, kind: str) -> list[tuple[int | None, Any]]:
+def _read_items(path: Path, kind: str) -> Sequence[tuple[int | None, Any]]:
     """``(line, raw item)`` of the items file (JSONL, JSON, or a table: its header checked)."""
     if not path.is_file():
         raise InputError("items file not found", file=path)

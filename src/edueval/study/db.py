@@ -146,7 +146,7 @@ def _require_existing_file(url: str) -> None:
         path = Path(url.removeprefix("sqlite:///"))
         if not path.is_file():
             raise InputError(f"no database at {path}: nothing to export (give the database "
-                             "that 'study serve' used, with --db)")  # fmt: skip
+                             "that 'study serve' used, with db=)")  # fmt: skip
 
 
 #: key of the PostgreSQL advisory lock that serialises schema creation and invites ("edueval")
@@ -247,7 +247,7 @@ class StudyDB:
 
         if not inspect(self.engine).has_table(meta.name):
             raise InputError(f"database {self.shown_url} holds no study: nothing to export (give "
-                             "the database that 'study serve' used, with --db)",
+                             "the database that 'study serve' used, with db=)",
                              file=self.study.path)  # fmt: skip
         with self.engine.connect() as c:
             row = c.execute(select(meta.c.value).where(meta.c.key == "fingerprint")).first()
@@ -377,15 +377,18 @@ class StudyDB:
         if not labels:
             return {}
         now = _now()
-        people = [{"label": label, "token": secrets.token_urlsafe(24), "idx": k + n,
-                   "csrf": secrets.token_urlsafe(24), "created_at": now}
-                  for n, label in enumerate(labels)]  # fmt: skip
+        people: list[dict[str, Any]] = [
+            {"label": label, "token": secrets.token_urlsafe(24), "idx": k + n,
+             "csrf": secrets.token_urlsafe(24), "created_at": now}
+            for n, label in enumerate(labels)
+        ]  # fmt: skip
         c.execute(participants.insert(), people)
         pid = dict(c.execute(select(participants.c.label, participants.c.id)
                              .where(participants.c.label.in_(labels))).all())  # fmt: skip
         rows = []
         for person in people:
             label, idx = person["label"], person["idx"]
+            units: list[tuple[str, str | None, str | None]]
             if self.study.kind == "mcq":
                 mine = self._mcqs_of[label]
                 rng = np.random.default_rng([self.study.seed, idx])
@@ -442,14 +445,16 @@ class StudyDB:
 
     def save(self, aid: int, answers: dict[str, str], timing: dict[str, float | None]) -> None:
         """Upsert the answers of one assignment in one transaction (idempotent)."""
-        if self.engine.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects import postgresql, sqlite
+
         now = _now()
         rows = [{"assignment_id": aid, "question": q, "value": v, "submitted_at": now,
                  "n_submits": 1, **timing} for q, v in answers.items()]  # fmt: skip
-        stmt = insert(responses).values(rows)
+        stmt: postgresql.Insert | sqlite.Insert
+        if self.engine.dialect.name == "postgresql":
+            stmt = postgresql.insert(responses).values(rows)
+        else:
+            stmt = sqlite.insert(responses).values(rows)
         stmt = stmt.on_conflict_do_update(
             index_elements=["assignment_id", "question"],
             set_={"value": stmt.excluded.value, "first_click_s": stmt.excluded.first_click_s,

@@ -71,14 +71,14 @@ def check_margins(eps: float, delta: float, alpha: float) -> None:
     """One-line errors for impossible margins (ε ≤ 0, δ < 0, α outside (0, 1))."""
     if not (eps > 0 and np.isfinite(eps)):
         raise InputError(
-            f"--eps must be > 0 (the equivalence margin |p_AI - p_Human| < eps), got {eps}"
+            f"eps= must be > 0 (the equivalence margin |p_AI - p_Human| < eps), got {eps}"
         )
     if eps >= 1:
-        raise InputError(f"--eps must be < 1 (a difference of proportions), got {eps}")
+        raise InputError(f"eps= must be < 1 (a difference of proportions), got {eps}")
     if not (0 <= delta < 1):
-        raise InputError(f"--delta must be in [0, 1), got {delta}")
+        raise InputError(f"delta= must be in [0, 1), got {delta}")
     if not (0 < alpha < 1):
-        raise InputError(f"--alpha must be in (0, 1), got {alpha}")
+        raise InputError(f"alpha= must be in (0, 1), got {alpha}")
 
 
 def parse_chosen(value: str) -> frozenset[str] | None:
@@ -159,7 +159,7 @@ def _se_kind(se: str) -> str:
     kind = CLUSTER_SE[0] if se == "clustered" else se
     if kind not in SE_KINDS:
         raise InputError(
-            f"--se must be one of {', '.join(SE_KINDS)} (or 'clustered' = {CLUSTER_SE[0]}), "
+            f"se= must be one of {', '.join(SE_KINDS)} (or 'clustered' = {CLUSTER_SE[0]}), "
             f"got {se!r}"
         )
     return kind
@@ -323,7 +323,11 @@ def _test_rows(bt: BatchTests, key: str, label: str) -> list[dict]:
     d = bt.est[key]["diff"]
 
     def row(
-        test: str, est: MeanEstimate, theta0: float, p: float, stat: float | None = None
+        test: str,
+        est: MeanEstimate,
+        theta0: float,
+        p: float | np.ndarray,
+        stat: float | None = None,
     ) -> dict:
         return {
             "test": test, "se": label, "estimate": float(est.mean), "std_err": float(est.se),
@@ -383,7 +387,7 @@ def analyze_choices(
     check_margins(eps, delta, alpha)
     kind = _se_kind(se)
     if not any(c.startswith("is_") for c in choices.columns):
-        choices = _with_indicators(choices)
+        choices = read_choices(choices)  # checked as a file is: errors name the choices DataFrame
     counts, _ = choice_counts(choices)
     bts = {
         m: batch_tests(counts, eps=eps, delta=delta, alpha=alpha, cluster_se=m) for m in CLUSTER_SE
@@ -397,7 +401,10 @@ def analyze_choices(
     deciding = where["clustered"][0]
     verdict_map = {k: VERDICTS[int(bt.verdict[key])] for k, (bt, key) in where.items()}
     reasons = {k: explain(bt, key) for k, (bt, key) in where.items()}
-    diff_ci = {k: tuple(float(x) for x in bt.diff_ci[key]) for k, (bt, key) in where.items()}
+    diff_ci: dict[str, tuple[float, float]] = {}
+    for k, (bt, key) in where.items():
+        lo, hi = bt.diff_ci[key]
+        diff_ci[k] = (float(lo), float(hi))
     tests = [r for k in SE_KINDS for r in _test_rows(*where[k], k)]
     a, b, c, d = (float(x) for x in deciding.table)
     table = pd.DataFrame(

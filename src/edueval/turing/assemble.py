@@ -145,7 +145,7 @@ def _options(
     """The MCQ's options ``(text, sources)`` (equal distractors merged) and the sources whose
     distractor equals the correct answer (not shown)."""
     options: list[tuple[str, list[str]]] = [(correct, ["correct"])]
-    equal_to_correct = []
+    equal_to_correct: list[str] = []
     for src in ("ai", "human", "random"):
         if src not in proposals:
             continue
@@ -199,7 +199,7 @@ def assemble_mcqs(
     if not use.any():
         raise InputError(
             "no tuple with a usable question q' (generator_status 'ok' and, unless "
-            "--keep-disputed, a key the check did not dispute)",
+            "keep_disputed=, a key the check did not dispute)",
             file=ai.attrs.get("file"),
         )
     hmap = {(r.student, r.question): r for r in human.itertuples() if _filled(r.human_distractor)}
@@ -232,7 +232,7 @@ def assemble_mcqs(
             if rd is None:
                 raise InputError(
                     f"cannot make a random distractor for the non-numeric answer {correct!r} "
-                    f"(student {r.student!r}, question {r.question!r}); pass --random FILE"
+                    f"(student {r.student!r}, question {r.question!r}); give random= (a table of random distractors)"
                 )
             proposals["random"] = rd
         options, equal = _options(correct, proposals)

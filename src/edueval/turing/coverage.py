@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -62,9 +63,9 @@ __all__ = [
 def zipf_frequencies(n_misconceptions: int, exponent: float) -> np.ndarray:
     """``p_i ∝ i^−s`` for ``i = 1..M``, normalised (the frequency model of Theorem 1)."""
     if n_misconceptions < 1:
-        raise InputError(f"--misconceptions must be >= 1, got {n_misconceptions}")
+        raise InputError(f"n_misconceptions= must be >= 1, got {n_misconceptions}")
     if not exponent >= 0:
-        raise InputError(f"--zipf must be >= 0, got {exponent}")
+        raise InputError(f"exponent= must be >= 0, got {exponent}")
     w = np.arange(1, n_misconceptions + 1, dtype=float) ** -exponent
     return w / w.sum()
 
@@ -83,14 +84,14 @@ def top_k_frequencies(
     """The ``k`` largest frequencies: from a full distribution, or ``k`` at exactly ``p_min``
     (the least favourable case the bound allows: every top-k misconception as rare as the k-th)."""
     if k < 1:
-        raise InputError(f"--top-k must be >= 1, got {k}")
+        raise InputError(f"k= must be >= 1, got {k}")
     if frequencies is not None:
         p = np.sort(np.asarray(frequencies, dtype=float))[::-1]
         if k > len(p):
-            raise InputError(f"--top-k {k} exceeds the {len(p)} misconceptions of the model")
+            raise InputError(f"k= {k} exceeds the {len(p)} misconceptions of the model")
         return p[:k] / p.sum()
     if p_min is None or not 0 < p_min <= 1 / k:
-        raise InputError(f"--p-min must be in (0, 1/top-k] = (0, {1 / k:.4g}], got {p_min}")
+        raise InputError(f"p_min= must be in (0, 1/k] = (0, {1 / k:.4g}] for k= {k}, got {p_min}")
     return np.full(k, float(p_min))
 
 
@@ -246,28 +247,30 @@ def coverage_plan(
     at exactly ``p_min``) or a Zipf law with exponent ``zipf`` over ``n_misconceptions``; with a
     Zipf law, ``mass_eps`` chooses ``k`` by Theorem 1 (the fewest covering ``1 − mass_eps``)."""
     if not 0 < confidence < 1:
-        raise InputError(f"--confidence must be in (0, 1), got {confidence}")
+        raise InputError(f"confidence= must be in (0, 1), got {confidence}")
     qc = confidence if question_confidence is None else question_confidence
     if not 0 < qc < 1:
-        raise InputError(f"--question-confidence must be in (0, 1), got {qc}")
+        raise InputError(f"question_confidence= must be in (0, 1), got {qc}")
     if not 0 < reveal <= 1:
-        raise InputError(f"--reveal must be in (0, 1], got {reveal}")
+        raise InputError(f"reveal= must be in (0, 1], got {reveal}")
     if per_student < 1:
-        raise InputError(f"--per-student must be >= 1, got {per_student}")
+        raise InputError(f"per_student= must be >= 1, got {per_student}")
     if (p_min is None) == (zipf is None):
-        raise InputError("give the frequency model as exactly one of --p-min or --zipf")
+        raise InputError("give the frequency model as exactly one of p_min= or zipf=")
     if zipf is not None:
+        if not zipf >= 0:
+            raise InputError(f"zipf= must be >= 0, got {zipf}")
         freqs = zipf_frequencies(n_misconceptions, zipf)
         if mass_eps is not None:
             if not 0 < mass_eps < 1:
-                raise InputError(f"--mass must be in (0, 1), got {mass_eps}")
+                raise InputError(f"mass_eps= must be in (0, 1), got {mass_eps}")
             k = concentration_k(freqs, mass_eps)
         top = top_k_frequencies(k, frequencies=freqs)
         model = f"Zipf p_i ~ i^-{zipf:g} over {n_misconceptions} misconceptions"
         mass = float(top.sum())
     else:
         if mass_eps is not None:
-            raise InputError("--mass (Theorem 1) needs a frequency model: give --zipf")
+            raise InputError("mass_eps= (Theorem 1) needs a frequency model: give zipf=")
         top = top_k_frequencies(k, p_min=p_min)
         model = f"top {k} each with frequency >= p_min = {p_min:g}"
         mass = float(top.sum())
@@ -280,7 +283,9 @@ def coverage_plan(
         top=[float(x) for x in top], reps=reps,
     )  # fmt: skip
     if reps > 0:
-        kw = dict(n_questions=q, reveal=reveal, per_student=per_student, reps=reps, seed=seed)
+        kw: dict[str, Any] = dict(
+            n_questions=q, reveal=reveal, per_student=per_student, reps=reps, seed=seed
+        )
         res.simulated_coverage = simulate_coverage(top, n_students=n, **kw)
         covered = res.simulated_coverage >= confidence
         res.simulated_min_students = smallest_sufficient_students(

@@ -116,10 +116,10 @@ def _from_match(m: re.Match) -> Number | None:
         value = _to_fraction(m.group("num"))
         fraction = m.group("den") is not None
         if fraction:
-            den = _to_fraction(m.group("den"))
-            if den == 0:
+            divisor = _to_fraction(m.group("den"))
+            if divisor == 0:
                 return None
-            value /= den
+            value /= divisor
         elif "." in m.group("num"):
             places = len(m.group("num").split(".")[1])
         span = (m.start("num"), m.end("den") if fraction else m.end("num"))
@@ -169,7 +169,7 @@ def _agree(
     tol = max((h for h in (ha, hb) if h is not None), default=None)
     if tol is None:  # two multiples of π written exactly: equal up to float noise
         return not exact and math.isclose(float(a), float(b), rel_tol=1e-12)
-    if exact:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):  # exact
         return abs(a - b) <= tol
     return abs(float(a) - float(b)) <= float(tol) * (1 + 1e-12)
 

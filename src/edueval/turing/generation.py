@@ -351,10 +351,11 @@ def generate_tables(
     ).results
     rows = []
     for pos, row in enumerate(merged.itertuples()):
-        if index[pos] is None:
+        at = index[pos]
+        if at is None:
             text, status, res = "", "no_question", None
         else:
-            res = a_results[index[pos]]
+            res = a_results[at]
             text, status = read_distractor(res, row.related_correct)
         rows.append({"student": row.student, "question": row.question,
                      "phase1_answer": row.answer, "correct_answer": row.correct_answer,

@@ -222,7 +222,7 @@ def power_run(
     for e in eps_values:
         check_margins(e, min(delta_values), alpha)
     if se not in CLUSTER_SE:
-        raise InputError(f"--se must be one of {', '.join(CLUSTER_SE)}, got {se!r}")
+        raise InputError(f"se= must be one of {', '.join(CLUSTER_SE)}, got {se!r}")
     try:
         rates.vector()
     except ValueError as exc:
@@ -583,7 +583,7 @@ def simulate_run(
     p_rules = p_rules if p_rules is not None else [0.2, 0.4, 0.6]
     for p in p_rules:
         if not 0 <= p <= 1:
-            raise InputError(f"--p-rules values must be in [0, 1], got {p}")
+            raise InputError(f"p_rules= values must be in [0, 1], got {p}")
     params = {k: v for k, v in cfg.__dict__.items() if k not in ("seed",)}
     params.update(
         {"n_students_grid": grid, "human_accuracies": accs, "type1_rhos": rhos, "p_rules": p_rules,
@@ -731,11 +731,14 @@ def coverage_run(out: Path, *, k: int, p_min: float | None, zipf: float | None,
         "mass": mass_eps, "confidence": confidence, "per_student": per_student,
         "reveal": reveal, "reps": reps,
     }  # fmt: skip
-    res = coverage_plan(
-        k=k, confidence=confidence, mass_eps=mass_eps, p_min=p_min, zipf=zipf,
-        n_misconceptions=n_misconceptions, per_student=per_student, reveal=reveal,
-        reps=reps, seed=seed,
-    )  # fmt: skip
+    try:
+        res = coverage_plan(
+            k=k, confidence=confidence, mass_eps=mass_eps, p_min=p_min, zipf=zipf,
+            n_misconceptions=n_misconceptions, per_student=per_student, reveal=reveal,
+            reps=reps, seed=seed,
+        )  # fmt: skip
+    except InputError as exc:  # in the names of `turing power`'s parameters: its flags
+        raise exc.renamed(k="top_k", n_misconceptions="misconceptions", mass_eps="mass") from None
     run = RunDir(out, command="turing power --coverage", params=params, seed=seed)
     curve = _coverage_curve(res, reps, seed + 1)
     run.table("coverage_curve", curve)

@@ -167,7 +167,7 @@ class SimConfig:
         for name in ("human_accuracy", "slip", "p_rule"):
             v = getattr(self, name)
             if not 0 <= v <= 1:
-                raise InputError(f"--{name.replace('_', '-')} must be in [0, 1], got {v}")
+                raise InputError(f"{name}= must be in [0, 1], got {v}")
         for r, f in self.frequencies.items():
             if r not in RULES:
                 raise InputError(f"unknown mal-rule {r!r} in the frequencies")
@@ -176,7 +176,7 @@ class SimConfig:
         if not any(f > 0 for f in self.frequencies.values()):
             raise InputError("at least one mal-rule needs a positive frequency")
         if self.se not in CLUSTER_SE:
-            raise InputError(f"--se must be one of {', '.join(CLUSTER_SE)}, got {self.se!r}")
+            raise InputError(f"se= must be one of {', '.join(CLUSTER_SE)}, got {self.se!r}")
 
 
 @dataclass
@@ -226,7 +226,8 @@ def build_bank(frequencies: dict[str, float], pool: int, rng: np.random.Generato
             answer1 = rule_answer(q, r)
             diag = diagnose(q, answer1 or "")
             errs = applicable_rules(q2)
-            values: dict[str, int] = {correct_answer(q2): 0}
+            # answer -> option index (None: a rule that gives no answer here)
+            values: dict[str | None, int] = {correct_answer(q2): 0}
             slip = slip_answer(q2, rng)
             values.setdefault(slip, 1)
             ans = {}

@@ -411,7 +411,8 @@ class BatchTests:
     tost_p_upper: dict[str, np.ndarray]  # H0: diff ≥ +ε
     beyond_p_ai: dict[str, np.ndarray]  # H0: diff ≤ +ε (rejected: the AI ahead by more than ε)
     beyond_p_human: dict[str, np.ndarray]  # H0: diff ≥ −ε (rejected: the human ahead by > ε)
-    sup: dict[str, dict[str, np.ndarray]]  # se kind -> "ai"/"human" -> {diff, se, p, p_fail}
+    # se kind -> "ai"/"human" -> {diff, se, p, p_fail}
+    sup: dict[str, dict[str, dict[str, np.ndarray]]]
     df: dict[str, np.ndarray]
     est: dict[str, dict[str, MeanEstimate]]
     verdict: dict[str, np.ndarray]  # se kind -> index into VERDICTS

@@ -226,7 +226,7 @@ def import_ncte(csv_path: str | Path, out_path: str | Path, *, limit: int | None
     ratings = {col: _rating(df, col) for col in _RATINGS if col in df.columns}
     if limit is not None:
         if limit < 1:
-            raise InputError("--limit must be at least 1")
+            raise InputError("limit= must be at least 1")
         df = df.head(limit)
     lines = []
     for r in df.reset_index(drop=True).itertuples(index=True):

@@ -40,5 +40,5 @@ def resolve_persona(persona: str | None) -> tuple[str, str]:
     if key.lower() in PERSONAS:
         return key.lower(), PERSONAS[key.lower()]
     if not key:
-        raise InputError("--persona: expected paper, uptake or an instruction text, got nothing")
+        raise InputError("persona=: expected paper, uptake or an instruction text, got nothing")
     return "custom", persona

@@ -73,7 +73,7 @@ def reply_run(
     dialogues = read_dialogues(dialogues_path)
     targets: list[Target] = select_targets(dialogues, limit, dialogues_path)
     if max_tokens < 1:
-        raise InputError("--max-tokens must be at least 1")
+        raise InputError("max_tokens= must be at least 1")
     params = {"model": model_name, "budget": budget, "budget_unit": "words",
               "persona": persona_name, "persona_text": persona, "max_tokens": max_tokens,
               "logprobs": logprobs, "limit": limit, "n_targets": len(targets)}  # fmt: skip

@@ -59,7 +59,7 @@ def truncate_context(
 ) -> tuple[list[tuple[str, str]], int]:
     """Keep the last turns whose word count fits ``budget``; returns (turns, turns dropped)."""
     if budget < 1:
-        raise InputError("--budget must be at least 1")
+        raise InputError("budget= must be at least 1")
     kept: list[tuple[str, str]] = []
     used = 0
     for speaker, text in reversed(list(context)):
@@ -140,7 +140,7 @@ def ask_targets(
                              log_path=log_path, progress=progress)  # fmt: skip
 
 
-def reply_rows(targets, cut, results, model_name: str) -> list[dict]:
+def reply_rows(targets, cut, results, model_name: str | None) -> list[dict]:
     """One row per target: the AI reply, how it was read (``ok``, ``degenerate``, ``empty``,
     ``failed``) and its scores."""
     rows = []
@@ -199,7 +199,7 @@ def select_targets(dialogues: list[dict], limit: int | None, where: Any = None) 
     targets = reply_targets(dialogues)
     if limit is not None:
         if limit < 1:
-            raise InputError("--limit must be at least 1")
+            raise InputError("limit= must be at least 1")
         targets = targets[:limit]
     if not targets:
         raise InputError("no student turn followed by a teacher reply", file=where)
@@ -301,7 +301,7 @@ def reply(
     targets = select_targets(read, limit, None if not isinstance(dialogues, str | Path)
                              else dialogues)  # fmt: skip
     if max_tokens < 1:
-        raise InputError("--max-tokens must be at least 1")
+        raise InputError("max_tokens= must be at least 1")
     requests, cut = build_requests(targets, budget=budget, persona=persona_text,
                                    max_tokens=max_tokens, logprobs=logprobs, seed=seed)  # fmt: skip
     outcome = ask_targets(model, requests, max_failures=limit_)

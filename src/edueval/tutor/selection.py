@@ -154,7 +154,7 @@ def rater_context(
     """The most recent whole turns within ``budget`` tokens (the last turn always, whole);
     returns (turns kept in dialogue order, number of earlier turns dropped)."""
     if budget < 1:
-        raise InputError("--context-tokens must be at least 1")
+        raise InputError("budget= must be at least 1")
     kept: list[tuple[str, str]] = []
     used = 0
     for speaker, text in reversed(list(turns)):

@@ -109,7 +109,7 @@ def _label_column(tables: list[pd.DataFrame], column: str) -> str:
     for name in (column, f"meta_{column}"):
         if all(name in t.columns for t in tables):
             return name
-    raise InputError(f"--select-column {column!r}: no such column (nor meta_{column}) in every "
+    raise InputError(f"select_column= {column!r}: no such column (nor meta_{column}) in every "
                      f"replies table", file=tables[0].attrs.get("file"))  # fmt: skip
 
 
@@ -150,7 +150,7 @@ def _collect(tables: list[pd.DataFrame], agents: list[str], label_col: str | Non
     if label_col is not None:
         for key, entry in targets.items():
             if len(set(entry["labels"])) > 1:
-                raise InputError(f"--select-column {label_col!r}: the replies tables disagree "
+                raise InputError(f"select_column= {label_col!r}: the replies tables disagree "
                                  f"on turn {key[1]} of dialogue {key[0]!r}")  # fmt: skip
     return targets
 
@@ -175,7 +175,8 @@ def _reason(entry: dict, agents: list[str], *, select: str, min_words: int,
 def _select(targets: dict, agents: list[str], *, select: str, min_words: int,
             keep_degenerate: bool, context_tokens: int, limit: int | None) -> tuple[list, pd.DataFrame]:  # fmt: skip
     """The study items and the per-turn selection table."""
-    items, rows = [], []
+    items: list[dict] = []
+    rows: list[dict] = []
     for (dialogue, turn), entry in targets.items():
         reason, cue = _reason(entry, agents, select=select, min_words=min_words,
                               keep_degenerate=keep_degenerate)  # fmt: skip
@@ -238,9 +239,11 @@ def make_study(
     context budget.  ``limit``: at most this many items, the first selected in table order.
     Returns the counts written to ``results.json``."""
     if select not in ("eliciting", "all"):
-        raise InputError(f"--select: expected eliciting or all, got {select!r}")
+        raise InputError(f"select=: expected eliciting or all, got {select!r}")
     if min_words < 1 or (limit is not None and limit < 1) or items_per_participant < 1:
-        raise InputError("--min-words, --limit and --items-per-participant must be at least 1")
+        raise InputError("min_words=, limit= and items_per_participant= must be at least 1")
+    if context_tokens < 1:
+        raise InputError("context_tokens= must be at least 1")
     tables, agents = _read_replies(replies_paths)
     label_col = _label_column(tables, select_column) if select_column else None
     mode = "column" if label_col else select

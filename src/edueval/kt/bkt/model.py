@@ -9,11 +9,42 @@ to unknown with probability ``forget``.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+try:  # the estimator protocol of scikit-learn (clone, get_params, set_params, tags)
+    from sklearn.base import BaseEstimator
+    from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+except ImportError:  # pragma: no cover - scikit-learn not installed: the same protocol, minimal
+    import inspect
+
+    class _SklearnNotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
+        """Stands in for ``sklearn.exceptions.NotFittedError``."""
+
+    class BaseEstimator:  # type: ignore[no-redef]
+        """``get_params`` / ``set_params`` as scikit-learn's, for use without it."""
+
+        @classmethod
+        def _get_param_names(cls) -> list[str]:
+            params = inspect.signature(cls.__init__).parameters.values()
+            return sorted(p.name for p in params if p.name != "self" and p.kind != p.VAR_KEYWORD)
+
+        def get_params(self, deep: bool = True) -> dict[str, Any]:
+            return {name: getattr(self, name) for name in self._get_param_names()}
+
+        def set_params(self, **params: Any) -> Any:
+            valid = self._get_param_names()
+            for name, value in params.items():
+                if name not in valid:
+                    raise ValueError(f"invalid parameter {name!r} for estimator {self!r}")
+                setattr(self, name, value)
+            return self
+
 
 from ...seeding import rng as make_rng
 from ..data import Columns, Sequences, pack, time_major
@@ -31,9 +62,48 @@ __all__ = [
 ]
 
 
-class NotFittedError(RuntimeError):
-    """A model used (``predict``, ``score``, ``summary``...) before ``fit`` (scikit-learn's name;
-    a :class:`RuntimeError`, as these models raised before)."""
+class NotFittedError(_SklearnNotFittedError, RuntimeError):
+    """A model used (``predict``, ``score``, ``summary``...) before ``fit``.
+
+    A :class:`sklearn.exceptions.NotFittedError` (so a ``ValueError`` and an ``AttributeError``,
+    what scikit-learn's tools catch) and still a :class:`RuntimeError`, as these models raised
+    before."""
+
+
+def check_choice(name: str, value: Any, kind: str) -> None:
+    """Refuse a parameter that is not of ``kind``: ``"bool"``, ``"int"`` (not a bool),
+    ``"real"`` (finite, not a bool), ``"str"`` or ``"str|None"``; messages name ``name=``."""
+    ok = {
+        "bool": isinstance(value, (bool, np.bool_)),
+        "int": isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)),
+        "real": isinstance(value, numbers.Real)
+        and not isinstance(value, (bool, np.bool_))
+        and bool(np.isfinite(float(value))),
+        "str|None": value is None or (isinstance(value, str) and value != ""),
+    }[kind]
+    if not ok:
+        what = {"bool": "True or False", "int": "an integer", "real": "a finite number",
+                "str|None": "a column name or None"}[kind]  # fmt: skip
+        raise ValueError(f"{name}= must be {what}, got {_shown(value)}")
+
+
+def check_range(name: str, value: Any, low: float, high: float | None, *, open_low: bool) -> None:
+    """Refuse a number outside ``(low, high]`` (``open_low``) or ``[low, high]``; ``high`` None
+    is no upper bound.  Messages name the Python parameter (``guess_max=``)."""
+    check_choice(name, value, "real")
+    below = value <= low if open_low else value < low
+    if below or (high is not None and value > high):
+        left = "(" if open_low else "["
+        right = "" if high is None else f", {high:g}]"
+        shape = f"in {left}{low:g}{right}" if high is not None else (
+            f"> {low:g}" if open_low else f">= {low:g}")  # fmt: skip
+        raise ValueError(f"{name}= must be {shape}, got {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    """A value as a message shows it: text quoted, numbers as written (``2.0``, not
+    ``np.float64(2.0)``)."""
+    return repr(value) if isinstance(value, str) or value is None else str(value)
 
 
 def simulate_arrays(
@@ -144,8 +214,14 @@ class FitResult:
     restarts: pd.DataFrame  # every restart: skill, restart, params, loglik, iterations
 
 
-class BKT:
-    """Bayesian Knowledge Tracing fitted by EM (Baum-Welch), in scikit-learn style.
+class BKT(BaseEstimator):
+    """Bayesian Knowledge Tracing fitted by EM (Baum-Welch), a scikit-learn estimator.
+
+    ``clone``, ``get_params`` / ``set_params`` and model selection (``GridSearchCV`` with
+    ``GroupKFold`` over students) work as for any scikit-learn estimator: ``X`` is the response
+    table, ``y`` is ignored (the ``correct`` column is the target), :meth:`score` is the mean
+    log-likelihood per response (higher is better).  The parameters are stored as given and
+    checked by :meth:`fit` (a ``ValueError`` naming the parameter, ``guess_max=``).
 
     Parameters
     ----------
@@ -263,10 +339,40 @@ class BKT:
         hi = np.array([0.95, 0.5, min(0.45, self.guess_max), min(0.45, self.slip_max), forget_hi])
         return lo, hi
 
+    def _check_params(self) -> None:
+        """Refuse parameters the command line refuses (``ValueError`` naming ``name=``)."""
+        check_choice("forgets", self.forgets, "bool")
+        check_choice("n_restarts", self.n_restarts, "int")
+        check_range("n_restarts", self.n_restarts, 1, None, open_low=False)
+        check_choice("max_iter", self.max_iter, "int")
+        check_range("max_iter", self.max_iter, 1, None, open_low=False)
+        check_range("tol", self.tol, 0, 1, open_low=True)
+        check_range("guess_max", self.guess_max, 0, 1, open_low=True)
+        check_range("slip_max", self.slip_max, 0, 1, open_low=True)
+        if self.seed is not None:
+            check_choice("seed", self.seed, "int")
+        check_choice("accelerate", self.accelerate, "bool")
+        if self.columns is not None and not isinstance(self.columns, Columns):
+            raise ValueError(f"columns= must be a Columns or None, got {self.columns!r}")
+        for name in ("multigs", "multilearn", "multipair"):
+            check_choice(name, getattr(self, name), "str|None")
+        if not isinstance(self.multiprior, (bool, np.bool_)):
+            check_choice("multiprior", self.multiprior, "str|None")
+        for name in ("fixed", "init"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, pd.DataFrame):
+                raise ValueError(f"{name}= must be a DataFrame or None, got {type(value).__name__}")
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True  # student and skill names; X is a response DataFrame
+        tags.input_tags.categorical = True
+        tags.target_tags.required = False  # y is ignored: the correct column is the target
+        return tags
+
     def fit_sequences(self, seqs: Sequences) -> FitResult:
         """Fit packed sequences (see :func:`edueval.kt.data.pack`)."""
-        if self.n_restarts < 1:
-            raise ValueError("n_restarts must be at least 1")
+        self._check_params()
         n_skills = len(seqs.skills)
         inits = self._initial_points(seqs.skills)
         tm = time_major(seqs)
@@ -337,10 +443,10 @@ class BKT:
         return None if plain and self.fixed is None and self.init is None else spec
 
     def _fit_variant(self, data: pd.DataFrame, spec) -> BKT:
-        from .variants import fit_variant
+        from .variants import VariantFit, fit_variant
 
         res = fit_variant(self, data, spec)
-        self.result_ = res
+        self.result_: FitResult | VariantFit = res
         self.params_ = res.params
         self.log_likelihood_ = res.log_likelihood
         self.n_iter_ = res.n_iter
@@ -348,12 +454,14 @@ class BKT:
         self.n_params_ = res.n_params
         return self
 
-    def fit(self, data: pd.DataFrame) -> BKT:
-        """Estimate each skill's parameters from a response table."""
+    def fit(self, X: pd.DataFrame, y: Any = None) -> BKT:
+        """Estimate each skill's parameters from a response table ``X`` (``y`` is ignored: the
+        ``correct`` column is the target; it is accepted for scikit-learn's API)."""
+        self._check_params()
         spec = self.variant_spec()
         if spec is not None:
-            return self._fit_variant(data, spec)
-        seqs, _ = pack(data, self.columns)
+            return self._fit_variant(X, spec)
+        seqs, _ = pack(X, self.columns)
         res = self.fit_sequences(seqs)
         self.result_ = res
         self.params_ = res.params
@@ -381,7 +489,12 @@ class BKT:
         """P(correct) for every row of ``data``, in row order."""
         return self.predict(data)["p_correct"].to_numpy()
 
-    def score(self, data: pd.DataFrame) -> float:
+    def score(self, X: pd.DataFrame, y: Any = None) -> float:
+        """Mean log-likelihood per response of ``X`` under the fitted parameters (higher is
+        better; what ``GridSearchCV`` maximises when given no scorer).  ``y`` is ignored."""
+        return self.log_likelihood(X) / len(X)
+
+    def log_likelihood(self, data: pd.DataFrame) -> float:
         """Total log-likelihood of ``data`` under the fitted parameters."""
         self._check_fitted()
         if "parameter" in self.params_.columns:

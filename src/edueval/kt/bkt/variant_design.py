@@ -35,9 +35,9 @@ class VariantSpec:
 
     def check(self) -> None:
         if self.multilearn and self.multipair:
-            raise InputError("--multilearn and --multipair both set the learn groups; use one")
+            raise InputError("multilearn= and multipair= both set the learn groups; use one")
         if self.multiprior == FIRST:
-            raise InputError(f"--multiprior column may not be named {FIRST!r} (reserved)")
+            raise InputError(f"multiprior= may not name a column {FIRST!r} (reserved)")
 
     @property
     def columns(self) -> list[str]:
@@ -129,7 +129,7 @@ def _labelled(column: str, names: np.ndarray) -> np.ndarray:
 def _emission_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
     if not spec.multigs:
         return np.zeros(seqs.n_responses, np.int64), np.array(["*"], dtype=object)
-    codes, names = _column_codes(df, seqs, spec.multigs, "--multigs")
+    codes, names = _column_codes(df, seqs, spec.multigs, "multigs=")
     return codes, _labelled(spec.multigs, names)
 
 
@@ -148,7 +148,7 @@ def _transition_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
     column = spec.multilearn or spec.multipair
     if not column:
         return np.zeros(seqs.n_responses, np.int64), np.array(["*"], dtype=object)
-    option = "--multilearn" if spec.multilearn else "--multipair"
+    option = "multilearn=" if spec.multilearn else "multipair="
     codes, names = _column_codes(df, seqs, column, option)
     _no_gt(names, column, option)
     if spec.multilearn:
@@ -176,12 +176,12 @@ def _prior_keys(df, seqs, spec) -> tuple[np.ndarray, np.ndarray]:
     if not spec.multiprior:
         return np.zeros(seqs.n_sequences, np.int64), np.array(["*"], dtype=object)
     column = str(spec.multiprior)
-    codes, names = _column_codes(df, seqs, column, "--multiprior")
+    codes, names = _column_codes(df, seqs, column, "multiprior=")
     per_seq = np.repeat(codes[first_pos], np.diff(seqs.starts))
     if (per_seq != codes).any():
         s = int(np.searchsorted(seqs.starts, np.flatnonzero(per_seq != codes)[0], "right") - 1)
         raise InputError(
-            f"column {column!r} (--multiprior-col) must be constant within each student's "
+            f"column {column!r} (multiprior=) must be constant within each student's "
             f"sequence on a skill; it changes for student {str(seqs.students[s])!r} on skill "
             f"{str(seqs.skills[seqs.seq_skill[s]])!r}",
             file=df.attrs.get("file"),

@@ -179,11 +179,11 @@ def _apply_table(table, design, skills, theta, what, free=None, lo=None, hi=None
     """Write a long table's values into ``theta`` (and hold them when ``free`` is given)."""
     skill_index = {str(s): k for k, s in enumerate(skills)}
     for row in table.itertuples(index=False):
-        ks = range(len(skills)) if row.skill == "*" else [skill_index.get(row.skill)]
-        if None in ks:
+        one = None if row.skill == "*" else skill_index.get(row.skill)  # None: every skill
+        if row.skill != "*" and one is None:
             raise InputError(f"{what}: unknown skill {row.skill!r}: not in the response data")
         hit = False
-        for k in ks:
+        for k in range(len(skills)) if one is None else [one]:
             labels = _block_labels(design, k, row.parameter)
             sl = design.block_slice(k, row.parameter)
             pos = range(len(labels)) if row.group == "*" else (
@@ -230,7 +230,7 @@ def fit_variant(model, data: pd.DataFrame, spec: VariantSpec) -> VariantFit:
     restarts to a loose tolerance, the best on to ``model.tol``)."""
     spec.check()
     if model.n_restarts < 1:
-        raise ValueError("n_restarts must be at least 1")
+        raise ValueError(f"n_restarts= must be >= 1, got {model.n_restarts}")
     seqs, _ = pack(data, model.columns)
     design = design_for_fit(data, seqs, spec)
     lo, hi, free = _bounds(design, spec, model.guess_max, model.slip_max)
@@ -238,9 +238,9 @@ def fit_variant(model, data: pd.DataFrame, spec: VariantSpec) -> VariantFit:
     inits = initial_points(design, spec, R, model.seed, model.guess_max, model.slip_max,
                            boundary=model.BOUNDARY_STARTS)  # fmt: skip
     if model.init is not None:
-        _apply_table(_check_long(model.init, "--init table"), design, seqs.skills, inits[0], "init")
+        _apply_table(_check_long(model.init, "init= table"), design, seqs.skills, inits[0], "init")
     if model.fixed is not None:
-        fixed = _check_long(model.fixed, "--fixed table")
+        fixed = _check_long(model.fixed, "fixed= table")
         _apply_table(fixed, design, seqs.skills, inits, "fixed", free, lo, hi)
     n_skills = len(seqs.skills)
     layout = (*_time_major_groups(seqs, design), seqs.skill_starts)

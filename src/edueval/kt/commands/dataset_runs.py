@@ -48,7 +48,7 @@ def _open(data_path: str | Path, columns: Columns | None, encoding: str) -> tupl
     """The dataset and its columns; without an order column, the order of the rows (files in
     name order) orders each sequence, as the order of a file's rows does in memory."""
     if encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
-        raise InputError("datasets are read as UTF-8; --encoding applies to single files only")
+        raise InputError("datasets are read as UTF-8; encoding= applies to single files only")
     ds = open_dataset(data_path)
     cols = (columns or Columns()).resolve(pd.DataFrame(columns=list(ds.columns)))
     ds.require([cols.student, cols.skill, cols.correct])
@@ -73,7 +73,7 @@ def _count(ds: Dataset, cols: Columns, rows: RowFilter, client: Any):
     """Responses per skill, rows left out by each rule, rows read, and -- for data ordered by
     its rows -- the first row number of each block (else None)."""
     for column, value in rows.only:
-        ds.require([column], what=f"the column of --only {column}={value}")
+        ds.require([column], what=f"the column of only= {column}={value}")
     names = [c for c in dict.fromkeys([cols.skill, *(c for c, _ in rows.only)])]
     text = (cols.student, cols.skill)
     blocks = map_blocks(client, ds, names, ooc.block_counts, (cols, rows), text)
@@ -125,8 +125,8 @@ def fit_dataset(
     """
     if model.variant_spec() is not None:
         raise InputError(
-            "the BKT variants (--multigs, --multilearn, --multiprior, --multipair, --fixed, "
-            "--init) are fitted in memory: give one file and no --cluster/--scheduler"
+            "the BKT variants (multigs=, multilearn=, multiprior=, multipair=, fixed=, "
+            "init=) are fitted in memory: give one file and no cluster=/scheduler="
         )
     rows = rows or RowFilter()
     client = _client(executor)
@@ -140,7 +140,7 @@ def fit_dataset(
     fitted = counts[counts >= min_responses]
     if fitted.empty:
         raise InputError(
-            f"every skill has fewer than {min_responses} responses (--min-responses); "
+            f"every skill has fewer than {min_responses} responses (min_responses=); "
             "nothing to fit",
             file=ds.source,
         )
@@ -232,7 +232,7 @@ def predict_dataset_run(
     if "parameter" in table.columns:
         raise InputError(
             "predictions with a variant's long parameter file are made in memory: give one "
-            "file and no --cluster/--scheduler",
+            "file and no cluster=/scheduler=",
             file=str(params_path),
         )
     params = params_frame(table)

@@ -163,7 +163,7 @@ def roster_run(
     """Replay a log of responses through a :class:`Roster`; write every update and the final
     state of each student and skill."""
     if not 0 < threshold < 1:
-        raise InputError(f"--threshold must be in (0, 1), got {threshold}")
+        raise InputError(f"threshold= must be in (0, 1), got {threshold}")
     params = _roster_params(params_path)
     df, seqs, cols = read_responses(updates_path, columns, encoding=encoding)
     missing = sorted(set(map(str, seqs.skills)) - _param_skills(params))

@@ -66,20 +66,20 @@ def simulate_run(
     parameters written in the long format.  ``fmt="parquet"`` writes a large log in chunks
     (:mod:`edueval.kt.scale.simulate_log`) under ``responses/``."""
     if n_students < 1 or n_opportunities < 1:
-        raise InputError("--students and --opportunities must be at least 1")
+        raise InputError("students= and opportunities= must be at least 1")
     if fmt not in ("csv", "parquet"):
-        raise InputError(f"--format must be csv or parquet, got {fmt!r}")
+        raise InputError(f"fmt= must be csv or parquet, got {fmt!r}")
     if fmt == "parquet" and items_per_skill:
-        raise InputError("--items-per-skill writes CSV only; drop --format parquet")
+        raise InputError("items_per_skill= writes CSV only; drop fmt= parquet")
     if rows_per_file < 1:
-        raise InputError(f"--rows-per-file must be at least 1, got {rows_per_file}")
+        raise InputError(f"rows_per_file= must be at least 1, got {rows_per_file}")
     _check_items(items_per_skill, item_spread, item_learn)
     if params_path is not None:
         params = read_params(params_path)
         source = "file"
     else:
         if not n_skills or n_skills < 1:
-            raise InputError("--skills must be at least 1 when no --params file is given")
+            raise InputError("skills= must be at least 1 when no params= file is given")
         params = random_params(
             n_skills, rng(seed), PAPER_RANGES, forget=(0.0, forget_max) if forget_max > 0 else None
         )
@@ -154,11 +154,11 @@ def _simulate_parquet(run, params, n_students, n_opportunities, seed, rows_per_f
 
 def _check_items(items_per_skill: int, spread: float, item_learn: bool) -> None:
     if items_per_skill < 0:
-        raise InputError(f"--items-per-skill must be 0 (no items) or more, got {items_per_skill}")
+        raise InputError(f"items_per_skill= must be 0 (no items) or more, got {items_per_skill}")
     if not 0 <= spread <= 0.5:
-        raise InputError(f"--item-spread must be in [0, 0.5], got {spread}")
+        raise InputError(f"item_spread= must be in [0, 0.5], got {spread}")
     if item_learn and not items_per_skill:
-        raise InputError("--item-learn needs --items-per-skill")
+        raise InputError("item_learn= needs items_per_skill=")
 
 
 def _simulate_items(params, n_students, n_opportunities, seed, n_items, spread, item_learn):
@@ -276,7 +276,7 @@ def fit_run(
     if small:
         if len(small) == len(seqs.skills):
             raise InputError(
-                f"every skill has fewer than {min_responses} responses (--min-responses); "
+                f"every skill has fewer than {min_responses} responses (min_responses=); "
                 "nothing to fit",
                 file=str(data_path),
             )

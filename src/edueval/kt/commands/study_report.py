@@ -65,13 +65,13 @@ def figures_of(result: StudyResult) -> dict[str, object]:
     t3 = result.table3
     fig, ax = new_figure(7.5, 4.0)
     labels = [MOL_LABELS.get(m, LABELS.get(m, m)) for m in t3["metric"]]
-    paper = [
+    paper_first = [
         PAPER_MOL_FIRST[0] if m.startswith("mol") else PAPER_TABLE3[m][0] for m in t3["metric"]
     ]
     yy = np.arange(len(labels))
     share = 100.0 * t3["n_true_first"] / t3["n_skills"]
     ax.barh(yy - 0.2, share, height=0.4, label="edueval (% of skills)", color="#3b6ea5")
-    ax.barh(yy + 0.2, paper, height=0.4, label="paper (of 100)", color="#c9a227")
+    ax.barh(yy + 0.2, paper_first, height=0.4, label="paper (of 100)", color="#c9a227")
     ax.set_yticks(yy, labels)
     ax.invert_yaxis()
     ax.set_xlabel("skills where the true parameter set ranks first")

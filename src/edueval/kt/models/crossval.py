@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,7 +46,7 @@ def make_folds(
 ) -> np.ndarray:  # fmt: skip
     """Fold number (0 .. n_folds - 1) of every row, by student (default) or by row; seeded."""
     if by not in ("student", "row"):
-        raise InputError(f"--by must be 'student' or 'row', got {by!r}")
+        raise InputError(f"by= must be 'student' or 'row', got {by!r}")
     gen = rng(seed)
     if by == "row":
         return _deal(len(df), n_folds, gen, "responses")
@@ -57,9 +58,9 @@ def make_folds(
 def _deal(n: int, n_folds: int, gen: np.random.Generator, what: str) -> np.ndarray:
     """Fold of each of ``n`` units: a seeded permutation dealt round-robin."""
     if n_folds < 2:
-        raise InputError(f"--folds must be at least 2, got {n_folds}")
+        raise InputError(f"n_folds= must be at least 2, got {n_folds}")
     if n < n_folds:
-        raise InputError(f"--folds {n_folds} needs at least {n_folds} {what}, the data has {n}")
+        raise InputError(f"n_folds= {n_folds} needs at least {n_folds} {what}, the data has {n}")
     fold = np.empty(n, dtype=np.int64)
     fold[gen.permutation(n)] = np.arange(n) % n_folds
     return fold
@@ -67,7 +68,7 @@ def _deal(n: int, n_folds: int, gen: np.random.Generator, what: str) -> np.ndarr
 
 def heldout_predictions(
     df: pd.DataFrame,
-    make_model: Callable[[], object],
+    make_model: Callable[[], Any],  # a model with fit(df) -> itself and predict(df)
     folds: np.ndarray,
     *,
     by: str = "student",
@@ -99,7 +100,12 @@ def skill_codes(df: pd.DataFrame, cols: Columns) -> tuple[np.ndarray, np.ndarray
     return codes.astype(np.int64), np.asarray(names, dtype=object)
 
 
-def fold_scores(y: np.ndarray, p: np.ndarray, folds: np.ndarray, skill: np.ndarray) -> pd.DataFrame:
+def fold_scores(
+    y: np.ndarray,
+    p: np.ndarray,
+    folds: np.ndarray,
+    skill: np.ndarray | tuple[np.ndarray, np.ndarray],
+) -> pd.DataFrame:
     """One row per fold and scope (``all``, then each skill in sorted order): n, n_unscored
     and the metrics.  ``skill`` holds names, or ``(codes, names)`` from :func:`skill_codes`."""
     codes, names = skill if isinstance(skill, tuple) else pd.factorize(skill, sort=True)
@@ -175,7 +181,7 @@ class CVResult:
 
 def cross_validate(
     df: pd.DataFrame,
-    make_model: Callable[[], object],
+    make_model: Callable[[], Any],  # a model with fit(df) -> itself and predict(df)
     *,
     n_folds: int = 5,
     by: str = "student",

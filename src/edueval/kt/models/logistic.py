@@ -29,6 +29,7 @@ the penalty); a KC the model has not seen is an error.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,7 @@ from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
 from ...io import InputError
+from ..bkt.model import BaseEstimator, NotFittedError, check_choice, check_range
 from ..data import Columns, Sequences, pack
 from . import _logistic_kernels as LK
 
@@ -231,22 +233,36 @@ def _key_order(keys: list[np.ndarray]) -> np.ndarray:
     return np.argsort(packed, kind="stable")
 
 
-class _KCLogistic:
-    """Shared fit / predict / score of the two models; subclasses define the design."""
+class _KCLogistic(BaseEstimator):
+    """Shared fit / predict / score of the two models (scikit-learn estimators, as
+    :class:`~edueval.kt.bkt.model.BKT`: ``X`` is the response table, ``y`` is ignored,
+    :meth:`score` is the mean log-likelihood per response); subclasses define the design."""
 
-    def __init__(self, *, penalty: float, columns: Columns | None = None) -> None:
-        if not penalty >= 0:
-            raise ValueError(f"penalty must be >= 0, got {penalty}")
-        self.penalty = penalty
-        self.columns = columns
+    penalty: float
+    columns: Columns | None
+
+    def _check_params(self) -> None:
+        """Refuse bad parameters (``ValueError`` naming ``penalty=``...), at ``fit``."""
+        check_range("penalty", self.penalty, 0, None, open_low=False)
+        if self.columns is not None and not isinstance(self.columns, Columns):
+            raise ValueError(f"columns= must be a Columns or None, got {self.columns!r}")
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True  # student and skill names; X is a response DataFrame
+        tags.input_tags.categorical = True
+        tags.target_tags.required = False  # y is ignored: the correct column is the target
+        return tags
 
     def _counts(self, data: pd.DataFrame) -> tuple[Sequences, Counts]:
         seqs, _ = pack(data, self.columns)
         return seqs, practice_counts(seqs)
 
-    def fit(self, data: pd.DataFrame):
-        """Estimate the coefficients from a response table."""
-        seqs, c = self._counts(data)
+    def fit(self, X: pd.DataFrame, y: Any = None):
+        """Estimate the coefficients from a response table ``X`` (``y`` is ignored: the
+        ``correct`` column is the target; it is accepted for scikit-learn's API)."""
+        self._check_params()
+        seqs, c = self._counts(X)
         self.skills_ = c.skill_names
         self._learn_vocabulary(c)
         key = self._row_key(c)
@@ -270,8 +286,6 @@ class _KCLogistic:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
-            from ..bkt.model import NotFittedError
-
             raise NotFittedError(f"this {type(self).__name__} model is not fitted yet; call fit()")
 
     def _kc_codes(self, c: Counts) -> np.ndarray:
@@ -300,7 +314,12 @@ class _KCLogistic:
         seqs, p = self._packed_proba(data)
         return seqs.unpack(p)
 
-    def score(self, data: pd.DataFrame) -> float:
+    def score(self, X: pd.DataFrame, y: Any = None) -> float:
+        """Mean log-likelihood per response of ``X`` under the fitted coefficients (higher is
+        better; what ``GridSearchCV`` maximises when given no scorer).  ``y`` is ignored."""
+        return self.log_likelihood(X) / len(X)
+
+    def log_likelihood(self, data: pd.DataFrame) -> float:
         """Total log-likelihood of ``data`` under the fitted coefficients."""
         seqs, p = self._packed_proba(data)
         y = seqs.obs.astype(bool)
@@ -322,8 +341,13 @@ class AFM(_KCLogistic):
         nonnegative_slopes: bool = True,
         columns: Columns | None = None,
     ) -> None:
-        super().__init__(penalty=penalty, columns=columns)
+        self.penalty = penalty
         self.nonnegative_slopes = nonnegative_slopes
+        self.columns = columns
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_choice("nonnegative_slopes", self.nonnegative_slopes, "bool")
 
     def _learn_vocabulary(self, c: Counts) -> None:
         self.students_ = c.student_names
@@ -338,7 +362,7 @@ class AFM(_KCLogistic):
         ns, nk = len(self.students_), len(self.skills_)
         lam = np.concatenate([np.full(ns, float(self.penalty)), np.zeros(2 * nk)])
         slope = (0.0, None) if self.nonnegative_slopes else (None, None)
-        bounds = [(None, None)] * (ns + nk) + [slope] * nk
+        bounds: list[tuple[float | None, float | None]] = [(None, None)] * (ns + nk) + [slope] * nk
         if self.penalty == 0:
             bounds[0] = (0.0, 0.0)  # identified: first student's proficiency is 0
         return lam, bounds
@@ -369,7 +393,8 @@ class PFA(_KCLogistic):
     """
 
     def __init__(self, *, penalty: float = 0.0, columns: Columns | None = None) -> None:
-        super().__init__(penalty=penalty, columns=columns)
+        self.penalty = penalty
+        self.columns = columns
 
     def _design(self, c: Counts) -> sp.csr_matrix:
         n, nk = len(c.skill), len(self.skills_)

@@ -29,10 +29,10 @@ def parse_models(text: str) -> list[str]:
     """``"bkt,afm"`` -> ``["bkt", "afm"]``, each checked; duplicates refused."""
     specs = [s.strip() for s in text.split(",") if s.strip()]
     if not specs:
-        raise InputError("--models needs at least one model, e.g. bkt,afm,pfa")
+        raise InputError("models= needs at least one model, e.g. bkt,afm,pfa")
     dupes = sorted({s for s in specs if specs.count(s) > 1})
     if dupes:
-        raise InputError(f"--models names {dupes[0]!r} twice")
+        raise InputError(f"models= names {dupes[0]!r} twice")
     for spec in specs:
         _bkt_options(spec) if spec.startswith("bkt") else _plain(spec)
     return specs

@@ -195,7 +195,9 @@ def simulate_study(config: StudyConfig | None = None, *, progress: bool = True) 
         P = np.vstack([P_true[k], P_cand])
         K.forward_param_sets(obs, starts, P, pc, pk)
         perf = evaluate(obs, pc, k=4)
+        assert isinstance(perf, pd.DataFrame)  # pc holds one row per parameter set
         know = evaluate(kn, pk, k=4) if cfg.knowledge_metrics else perf.iloc[:, :0]
+        assert isinstance(know, pd.DataFrame)
         t_true = first_crossing(kn == 1, starts, opportunity)
         t_est = first_crossing(pk >= cfg.threshold, starts, opportunity)
         err = np.abs(t_est - t_true)

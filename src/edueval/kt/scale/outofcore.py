@@ -53,7 +53,7 @@ def block_counts(block: pd.DataFrame, cols: Columns, rows: RowFilter) -> dict:
     if missing:
         raise InputError(
             f"expected a skill, got an empty cell ({missing} rows of one block have none; "
-            "--skip-no-skill leaves them out)",
+            "skip_no_skill= leaves them out)",
             column=cols.skill,
         )
     counts = skill.astype(str).value_counts(sort=False)
@@ -174,9 +174,10 @@ def predict_part(
 HIST_BINS = 4096
 
 
-def metric_sums(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+def metric_sums(y: np.ndarray, p: np.ndarray) -> dict[str, float | np.ndarray]:
     """Sums from which :func:`metrics_from_sums` gives every metric of
-    :func:`edueval.kt.metrics.evaluate` but the AUC, exactly (up to the order of additions)."""
+    :func:`edueval.kt.metrics.evaluate` but the AUC, exactly (up to the order of additions);
+    ``hist`` is an array of counts, every other value a float."""
     from ..metrics import CBD_CAP, LL_CLIP, THRESHOLD
 
     yb = y.astype(bool)
@@ -247,7 +248,10 @@ def evaluate_part(
     seqs, _ = pack(frame, cols, require_known=knowledge)
     targets = {"performance": (seqs.obs, numeric_column(frame, "p_correct", low=0.0, high=1.0))}
     if knowledge:
-        targets["knowledge"] = (seqs.known, numeric_column(frame, "p_known", low=0.0, high=1.0))
+        targets["knowledge"] = (
+            seqs.known_states,
+            numeric_column(frame, "p_known", low=0.0, high=1.0),
+        )
     targets = {t: (y, p[seqs.row]) for t, (y, p) in targets.items()}
     rows = []
     for k, skill in enumerate(seqs.skills):
@@ -264,7 +268,7 @@ def evaluate_part(
                 "student": seqs.students,
                 "skill": seqs.skills[seqs.seq_skill],
                 "n_opportunities": np.diff(seqs.starts),
-                "t_true": first_crossing(seqs.known == 1, seqs.starts, seqs.opportunity),
+                "t_true": first_crossing(seqs.known_states == 1, seqs.starts, seqs.opportunity),
                 "t_est": first_crossing(
                     targets["knowledge"][1] >= threshold, seqs.starts, seqs.opportunity
                 ),  # fmt: skip

@@ -59,7 +59,7 @@ def _cmp_sample(rng: np.random.Generator, grade: int) -> Params:
             "template": int(rng.integers(len(_CMP_TEMPLATES))),
             "rank": rank,
         }
-        picks = [_cmp_solve(p)] + [impl.answer(p) for impl in _CMP_RULES.values()]
+        picks = [_pick_by(p, _exact)] + [impl.answer(p) for impl in _CMP_RULES.values()]
         if None not in picks and len(set(picks)) == 4:
             return p
 
@@ -95,7 +95,11 @@ def _exact(s: str) -> int:
 
 
 def _cmp_solve(p: Params) -> Fraction:
-    return _pick_by(p, _exact)  # type: ignore[return-value] - values are distinct
+    """The number asked for (:func:`_cmp_sample` draws no problem whose numbers tie)."""
+    picked = _pick_by(p, _exact)
+    if picked is None:
+        raise ValueError(f"numbers {p['numbers']} tie in the asked-for place")
+    return picked
 
 
 def _cmp_list(p: Params) -> str:
@@ -265,7 +269,7 @@ def _places_mult_explain(p: Params) -> str:
 
 def _annexed(p: Params) -> tuple[str, str]:
     """Both addends written with two decimal places (3.4 -> 3.40)."""
-    return tuple(v + "0" if _places(v) == 1 else v for v in (p["x"], p["y"]))  # type: ignore[return-value]
+    return tuple(v + "0" if _places(v) == 1 else v for v in (p["x"], p["y"]))
 
 
 def _ignore_point_explain(p: Params) -> str:
@@ -283,7 +287,7 @@ def _annex_no_point_explain(p: Params) -> str:
 
 def _over_annexed(p: Params) -> tuple[str, str]:
     """The one-place addend written with two zeros added (3.4 -> 3.400), the other as it is."""
-    return tuple(v + "00" if _places(v) == 1 else v for v in (p["x"], p["y"]))  # type: ignore[return-value]
+    return tuple(v + "00" if _places(v) == 1 else v for v in (p["x"], p["y"]))
 
 
 def _extra_zero(p: Params) -> Fraction:
