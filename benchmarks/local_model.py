@@ -165,7 +165,9 @@ class Engines:
                 llm.reset()
             t0, c0 = time.perf_counter(), time.process_time()
             out = llm.create_chat_completion(**kw)
-            lps = _logprobs(out["choices"][0].get("logprobs"), req.top_logprobs) if want_lp else None
+            lps = (
+                _logprobs(out["choices"][0].get("logprobs"), req.top_logprobs) if want_lp else None
+            )
             dt, cpu = time.perf_counter() - t0, time.process_time() - c0
             ch = out["choices"][0]
             text, finish = ch["message"].get("content") or "", ch.get("finish_reason")
@@ -248,6 +250,20 @@ def print_table(rows: list[dict[str, Any]], engines: list[str]) -> None:
         print(" | ".join(cells))
 
 
+def write_json(args, threads, calls, engines, mismatches, lp_diff) -> None:
+    payload = {
+        "threads": threads,
+        "args": vars(args),
+        "summary": summarise(calls, engines),
+        "greedy_identical": not mismatches,
+        "mismatches": mismatches,
+        "logprob_max_abs_diff": lp_diff,
+        "calls": [{k: v for k, v in asdict(c).items() if k != "logprobs"} for c in calls],
+    }
+    with open(args.out, "w") as fh:
+        json.dump(payload, fh, indent=1, default=str)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -257,7 +273,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="prompts per question: 4 identification + MCQ (default 5)")  # fmt: skip
     ap.add_argument("--cot-max-tokens", type=int, default=None,
                     help="cap CoT max_tokens (default: malalgo's 512)")  # fmt: skip
-    ap.add_argument("--kinds", default=None, help="comma-separated kinds, e.g. 'cot+3shots/logprob'")
+    ap.add_argument(
+        "--kinds", default=None, help="comma-separated kinds, e.g. 'cot+3shots/logprob'"
+    )
     ap.add_argument("--engines", default="edueval,raw,legacy")
     ap.add_argument("--threads", type=int, default=None,
                     help="LocalBackend(n_threads=...); default: its own default")  # fmt: skip
@@ -280,7 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     eng = Engines(engines, args.threads)
     threads = eng.threads
     load = os.getloadavg()
-    print(f"# threads (generation, prompt): {threads}; load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(
+        f"# threads (generation, prompt): {threads}; load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
     calls: list[Call] = []
     mismatches: list[str] = []
     lp_diff = 0.0
@@ -295,9 +315,11 @@ def main(argv: list[str] | None = None) -> int:
             if "legacy" in got and req.top_logprobs is not None and "edueval" in got:
                 d = compare_logprobs(got["edueval"].logprobs, got["legacy"].logprobs)
                 lp_diff = max(lp_diff, d)
-            line = " ".join(f"{e}={c.seconds:.2f}s" for e, c in got.items())
+            line = " ".join(f"{e}={c.seconds:.2f}s/{c.cpu_seconds:.2f}cpu" for e, c in got.items())
             print(f"{kind:22s} {task:10s} in={ref.tokens_in:5d} eval={got[engines[0]].tokens_evaluated:5d} "
                   f"out={ref.tokens_out:4d} {line}", flush=True)  # fmt: skip
+            if args.out:  # after every prompt: a run cut short keeps what it measured
+                write_json(args, threads, calls, engines, mismatches, lp_diff)
     rows = summarise(calls, engines)
     print()
     print_table(rows, engines)
@@ -310,16 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     for m in mismatches:
         print("MISMATCH", m)
     if args.out:
-        payload = {
-            "threads": threads,
-            "args": vars(args),
-            "summary": rows,
-            "greedy_identical": not mismatches,
-            "logprob_max_abs_diff": lp_diff,
-            "calls": [{k: v for k, v in asdict(c).items() if k != "logprobs"} for c in calls],
-        }
-        with open(args.out, "w") as fh:
-            json.dump(payload, fh, indent=1, default=str)
+        write_json(args, threads, calls, engines, mismatches, lp_diff)
     return 1 if mismatches or lp_diff > 1e-4 else 0
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from .extras import install_command, require
 from .io import InputError
 from .process_setup import _SILENT, import_modules, silence_third_party_logs
 
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 ENV_SCHEDULER = "EDUEVAL_SCHEDULER"
-INSTALL_HINT = "pip install 'edueval[scale]'"
+INSTALL_HINT = install_command("scale")
 #: how long to try a scheduler before giving up (``$EDUEVAL_CONNECT_TIMEOUT``, Dask's syntax)
 _CONNECT_TIMEOUT = "10s"
 
@@ -111,13 +112,7 @@ def parse_cluster(value: str) -> tuple[int, str | None]:
 
 
 def _distributed():
-    try:
-        import distributed
-    except ImportError:
-        raise InputError(
-            f"running on a Dask cluster needs dask and distributed: {INSTALL_HINT}"
-        ) from None
-    return distributed
+    return require("distributed", "scale", "running on a Dask cluster (cluster=, scheduler=)")
 
 
 #: what the cluster path imports: Dask's dataframe stack (with its query planner, dask_expr),

@@ -24,6 +24,8 @@ from typing import Any, TypeGuard
 import numpy as np
 import pandas as pd
 
+from .extras import missing
+
 __all__ = [
     "InputError",
     "RunFailed",
@@ -802,7 +804,7 @@ def _read_parquet(path: Path, text: list[str]) -> pd.DataFrame:
             raise InputError(f"the header names column {twice[0]!r} twice", file=path)
         df = pd.read_parquet(path)
     except ImportError:
-        raise InputError("reading Parquet needs pyarrow: pip install pyarrow", file=path) from None
+        raise missing("scale", f"reading Parquet ({path})", "pyarrow") from None
     except InputError:
         raise
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError

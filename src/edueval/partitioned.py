@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .extras import install_command, require
 from .io import InputError
 
 __all__ = ["Dataset", "is_dataset", "open_dataset", "map_blocks", "regroup"]
 
 _PARQUET = (".parquet", ".pq")
 _CSV = (".csv",)
-INSTALL_HINT = "pip install 'edueval[scale]'"
+INSTALL_HINT = install_command("scale")
 
 
 @dataclass(frozen=True)
@@ -136,12 +137,10 @@ def open_dataset(source: str | Path) -> Dataset:
 
 
 def _dask():
-    try:
-        import dask
-        import dask.dataframe as dd
-        import pyarrow  # noqa: F401 - dask.dataframe reads and shuffles through it
-    except ImportError:
-        raise InputError(f"reading a dataset needs dask and pyarrow: {INSTALL_HINT}") from None
+    what = "reading a dataset (a folder or glob of Parquet/CSV files)"
+    dask = require("dask", "scale", what)
+    dd = require("dask.dataframe", "scale", what)
+    require("pyarrow", "scale", what)  # dask.dataframe reads and shuffles through it
     return dask, dd
 
 

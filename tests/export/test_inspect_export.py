@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from edueval.export import EXPORTABLE, read_llm_run, to_inspect_log, write_inspect_log
+from edueval.extras import MissingExtra
 from edueval.io import InputError
 from edueval.models import get_model
 from edueval.models.budget import MaxFailures
@@ -291,7 +292,7 @@ def test_without_inspect_ai_the_command_names_the_extra(runs, cli, monkeypatch, 
     assert r.code == 2 and len(r.err_lines) == 1, r.err
     assert INSTALL in r.err
     assert not (tmp_path / "log.eval").exists()
-    with pytest.raises(InputError, match=r'pip install "edueval\[inspect\]"'):
+    with pytest.raises(MissingExtra, match=r'pip install "edueval\[inspect\]"'):
         to_inspect_log(runs["malalgo"])
 
 

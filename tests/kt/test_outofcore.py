@@ -226,7 +226,7 @@ def test_a_dataset_without_dask_says_what_to_install(cli, tmp_path, responses, m
     data = _split(responses, tmp_path / "ds", 2)
     monkeypatch.setitem(sys.modules, "dask", None)
     monkeypatch.setitem(sys.modules, "dask.dataframe", None)
-    _one_line(cli("kt", "fit", data, "--out", tmp_path / "o"), "pip install 'edueval[scale]'")
+    _one_line(cli("kt", "fit", data, "--out", tmp_path / "o"), 'pip install "edueval[scale]"')
 
 
 @pytest.mark.parametrize(

@@ -83,7 +83,7 @@ def test_clone_of_a_fitted_model_is_unfitted(df):
 def test_grid_search_with_group_kfold_over_students(df, est, grid):
     search = GridSearchCV(est, grid, cv=GroupKFold(n_splits=3))
     search.fit(df, groups=df["student"])
-    (name, values), = grid.items()
+    ((name, values),) = grid.items()
     assert search.best_params_[name] in values
     assert len(search.cv_results_["mean_test_score"]) == len(values)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()

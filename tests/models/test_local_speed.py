@@ -2,8 +2,9 @@
 
 ``LocalBackend`` loads the model without ``logits_all`` and reads the token log-probabilities
 from the logits each token was sampled from (``local._TopLogprobs``).  Checked here against a
-plain ``llama_cpp.Llama`` with the same settings, on real MalAlgoQA prompts in the order
-``malalgo run`` sends them (the second prompt shares the first's prefix, so llama.cpp reuses it):
+plain ``llama_cpp.Llama`` with the same settings, on two real MalAlgoQA prompts in the order
+``malalgo run`` sends them (the second shares the first's prefix, which llama.cpp must reuse) and
+a short free-text prompt:
 
 * the greedy text, its token count and the finish reason are the same;
 * the answer letter's log-probability is the true log-softmax over the whole vocabulary at the
@@ -15,13 +16,13 @@ the cache), so they may differ by float32 rounding in the matrix products (about
 i.e. ~1e-5 on logits of size ~10-30); llama-cpp-python's log-softmax is float32 (max, exp, a
 pairwise sum of 49,152 terms, log), another ~1e-6.  1e-4 is well above both and far below any
 real error: a softmax over A-D only, or over the wrong position, is off by 0.01-10.
-One model load per engine; a few hundred prompt tokens and ~40 generated tokens in all.
+One model load per engine; about 350 prompt tokens and 30 generated tokens per engine.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -56,11 +57,11 @@ def engines():
 def requests_():
     items = read_questions(generate_items(4, seed=0))
     simple = build_tasks(items, prompt="simple", scoring="logprob", mcq=False)
-    cot = build_tasks(items, prompt="cot", scoring="generate", mcq=False)
     return [
         simple[0].request,  # JSON-schema grammar + top-20 log-probabilities
         simple[1].request,  # shares everything up to "Choice:" with the one before
-        dataclasses.replace(cot[0].request, max_tokens=12),  # free text, no grammar
+        # free text, no grammar, no log-probabilities (a chain of thought's first tokens)
+        ChatRequest.user("Explain step by step: what is 7 + 5?", max_tokens=12),
     ]
 
 
@@ -74,15 +75,9 @@ def _raw_call(raw, req: ChatRequest) -> dict:
     }
     if req.json_schema is not None:
         kwargs["grammar"] = llama_cpp.LlamaGrammar.from_json_schema(
-            json_dumps(req.json_schema), verbose=False
+            json.dumps(req.json_schema, sort_keys=True), verbose=False
         )
     return raw.create_chat_completion(**kwargs)
-
-
-def json_dumps(x) -> str:
-    import json
-
-    return json.dumps(x, sort_keys=True)
 
 
 def _reference_logprobs(raw, tokens: list[int], pos: int) -> np.ndarray:
@@ -99,8 +94,13 @@ def _reference_logprobs(raw, tokens: list[int], pos: int) -> np.ndarray:
 
 def test_greedy_text_and_letter_logprob_match_raw_llama_cpp(engines, requests_):
     backend, raw = engines
-    for req in requests_:
+    llm = backend._model()
+    for n, req in enumerate(requests_):
+        llama_cpp.llama_perf_context_reset(llm.ctx)
         got = asyncio.run(backend.generate(req, 60.0))
+        if n == 1:  # the prefix shared with the prompt before is not evaluated again
+            evaluated = llama_cpp.llama_perf_context(llm.ctx).n_p_eval
+            assert got.prompt_tokens and evaluated < got.prompt_tokens / 2
         ref = _raw_call(raw, req)
         choice = ref["choices"][0]
         assert got.text == (choice["message"]["content"] or "")
@@ -130,14 +130,3 @@ def test_greedy_text_and_letter_logprob_match_raw_llama_cpp(engines, requests_):
         # the letters' scores as malalgo reads them are finite and a sub-distribution
         scores = [got.logprobs[j].top.get(x, -np.inf) for x in LETTERS]
         assert np.isfinite(max(scores)) and np.exp(scores).sum() <= 1 + 1e-6
-
-
-def test_prompt_prefix_is_reused(engines, requests_):
-    """The second identification prompt evaluates only what differs from the first."""
-    backend, _ = engines
-    llm = backend._model()
-    asyncio.run(backend.generate(requests_[0], 60.0))
-    llama_cpp.llama_perf_context_reset(llm.ctx)
-    got = asyncio.run(backend.generate(requests_[1], 60.0))
-    evaluated = llama_cpp.llama_perf_context(llm.ctx).n_p_eval
-    assert got.prompt_tokens and evaluated < got.prompt_tokens / 2

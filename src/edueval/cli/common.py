@@ -101,11 +101,13 @@ def bundled_or_given(given: Path | None, bundled: bool, copy: Path, what: str) -
     """The input file: the one given, or with ``--bundled`` the copy that ships with edueval."""
     from ..io import InputError
 
-    if bundled and given is not None:
+    if given is None:
+        if not bundled:
+            raise InputError(f"missing {what}: give the file, or --bundled for the copy in edueval")
+        return copy
+    if bundled:
         raise InputError(f"give {what} or --bundled, not both")
-    if given is None and not bundled:
-        raise InputError(f"missing {what}: give the file, or --bundled for the copy in edueval")
-    return copy if bundled else given  # type: ignore[return-value]
+    return given
 
 
 def say(message: str) -> None:

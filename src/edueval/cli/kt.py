@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ..kt.bkt.model import BKT
 from ..kt.data import Columns, RowFilter
 from .common import (
     ClusterOption,
@@ -349,6 +348,7 @@ def fit(
     """Maximum-likelihood BKT parameters per skill by EM with seeded restarts (and variants)."""
     from ..executor import open_executor
     from ..io import InputError
+    from ..kt.bkt.model import BKT  # scikit-learn's import: on use, not at start-up
     from ..kt.bkt.variants import read_long_table
     from ..kt.commands.pipeline import fit_run
 

@@ -7,7 +7,9 @@ is installed (Typer 0.29 bundles its own copy of Click, whose exceptions are not
 0     success
 1     an unexpected error (a bug: the traceback is printed)
 2     a usage mistake (Click's usage block) or bad input (:class:`edueval.io.InputError`) or an
-      unusable model backend (:class:`edueval.models.errors.ModelError`): one line on stderr
+      unusable model backend (:class:`edueval.models.errors.ModelError`) or a missing optional
+      extra (:class:`edueval.extras.MissingExtra`: the line names ``pip install "edueval[X]"``):
+      one line on stderr
 3     the run ended but its results are incomplete (:class:`edueval.runs.RunFailed`, e.g. too
       many failed model calls); the run directory says ``failed``
 130   interrupted (Ctrl-C / SIGINT): "interrupted" on stderr, open run directories marked
@@ -29,6 +31,7 @@ from collections.abc import Iterator
 import typer
 
 from .. import __version__
+from ..extras import MissingExtra
 from ..io import InputError
 from ..models.errors import ModelError
 from ..runs import RunFailed, mark_open_runs
@@ -161,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         return interrupted()
     except InputError as exc:
         return _failed(_as_flags(str(exc), argv), 2)
+    except MissingExtra as exc:
+        return _failed(str(exc), 2)
     except ModelError as exc:
         return _failed(str(exc), 2)
     except RunFailed as exc:
@@ -169,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except click_errors as exc:
         mark_open_runs("error")
-        exc.show()  # type: ignore[attr-defined]
+        exc.show()  # type: ignore[attr-defined]  # ClickException (each Click copy's) has show()
         return int(getattr(exc, "exit_code", 2))
     except aborts:  # Click turns Ctrl-C / end of input at a prompt into Abort
         return interrupted()

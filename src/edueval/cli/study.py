@@ -140,12 +140,13 @@ def serve(
     ] = None,
 ) -> None:
     """Start the web app (participants open their invite links); Ctrl-C stops it."""
-    import uvicorn
-
+    from ..extras import require
     from ..io import InputError
     from ..study import default_db_url, load_study
     from ..study.app import create_app
     from ..study.db import masked_url
+
+    uvicorn = require("uvicorn", "study", "the study web app (edueval study)")
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise InputError("--ssl-certfile and --ssl-keyfile go together")

@@ -31,12 +31,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from ..extras import install_command, require
 from ..io import InputError
 from .run_items import Item, LLMRun, read_llm_run
 
 __all__ = ["INSPECT_INSTALL", "default_log_path", "to_inspect_log", "write_inspect_log"]
 
-INSPECT_INSTALL = 'pip install "edueval[inspect]"'
+INSPECT_INSTALL = install_command("inspect")
 
 #: finish reasons of the OpenAI protocol -> inspect's stop reasons
 _STOP = {"stop": "stop", "length": "max_tokens", "content_filter": "content_filter",
@@ -45,12 +46,9 @@ _STOP = {"stop": "stop", "length": "max_tokens", "content_filter": "content_filt
 
 def _inspect() -> SimpleNamespace:
     """inspect_ai's modules, or one line saying how to install them."""
-    try:
-        from inspect_ai import log, model, scorer
-    except ImportError:
-        raise InputError(f"exporting to inspect_ai needs the inspect extra: {INSPECT_INSTALL}") \
-            from None  # fmt: skip
-    return SimpleNamespace(log=log, model=model, scorer=scorer)
+    what = "exporting to inspect_ai (edueval export inspect)"
+    return SimpleNamespace(**{m: require(f"inspect_ai.{m}", "inspect", what)
+                              for m in ("log", "model", "scorer")})  # fmt: skip
 
 
 def _ident(run: LLMRun) -> str:

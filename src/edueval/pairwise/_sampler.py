@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from ..extras import require
+
 __all__ = [
     "ESS_MIN",
     "RHAT_MAX",
@@ -50,6 +52,7 @@ RHAT_MAX = 1.01
 ESS_MIN = 400
 
 _CACHE_SET = False
+_BAYES = "Bayesian Bradley-Terry fitting (edueval.pairwise)"
 _MIN_DEVICES = 4  # default chains; more devices than cores still beats vectorised chains
 
 
@@ -60,13 +63,8 @@ def jax_modules():
         if "xla_force_host_platform_device_count" not in flags:
             n = max(_MIN_DEVICES, os.cpu_count() or 1)
             os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
-    try:
-        import jax
-        import numpyro
-    except ImportError as exc:  # pragma: no cover - both are declared dependencies
-        raise ImportError(
-            "edueval.pairwise needs numpyro and jax: pip install 'numpyro>=0.15' 'jax>=0.4.30'"
-        ) from exc
+    jax = require("jax", "bayes", _BAYES)
+    numpyro = require("numpyro", "bayes", _BAYES)
     _compilation_cache(jax)
     return jax, numpyro
 
@@ -190,22 +188,15 @@ def run_nuts(
 
 def arviz_module():
     """Import ArviZ (lazily: it loads xarray and matplotlib), without its import-time notice."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
-            import arviz
-    except ImportError as exc:  # pragma: no cover - a declared dependency
-        raise ImportError(
-            "R-hat, ESS and InferenceData need ArviZ: pip install 'arviz>=0.23'"
-        ) from exc
-    return arviz
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return require("arviz", "bayes", "computing R-hat, ESS or InferenceData (ArviZ)")
 
 
 def _diagnostic(x: np.ndarray, kind: str) -> np.ndarray:
     """ArviZ's ``rhat`` (rank method) or ``ess`` (``bulk``/``tail``) of draws shaped ``(chain,
     draw, ...)``, one value per trailing element; NaN with fewer than 4 draws per chain."""
-    import xarray as xr
-
+    xr = require("xarray", "bayes", "computing R-hat, ESS or InferenceData (ArviZ)")
     x = np.asarray(x, dtype=np.float64)
     if x.ndim < 2:
         raise ValueError("draws must be shaped (chain, draw, ...)")
@@ -300,7 +291,6 @@ def inference_data(
 
 def hdi(x: np.ndarray, prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Highest-density interval over axis 0 of ``x`` (draws first): ``(low, high)``."""
-    from numpyro.diagnostics import hpdi
-
+    hpdi = require("numpyro.diagnostics", "bayes", _BAYES).hpdi
     out = np.asarray(hpdi(np.asarray(x), prob=prob, axis=0))
     return out[0], out[1]

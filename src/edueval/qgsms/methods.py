@@ -390,7 +390,7 @@ def predictions_ask(
     schema = P.predictions_schema(names, first, second, cfg.explanation_chars)
     k1, k2 = P.SIM_KEYS
 
-    def parse(res):
+    def parse(res: Any) -> list[dict] | None:
         obj = parse_json_answer(res.text, require_keys=["students"])
         if not obj:
             return None

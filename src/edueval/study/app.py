@@ -22,17 +22,25 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
-from fastapi import Path as PathParam
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
-from fastapi.templating import Jinja2Templates
-from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
-
+from ..extras import ensure, missing
 from .config import Study
 from .db import StudyDB
 from .export import spreadsheet_safe
+
+try:
+    from fastapi import FastAPI, Request
+    from fastapi import Path as PathParam
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+    from fastapi.templating import Jinja2Templates
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+except ImportError as exc:  # a core install: the study extra is not there
+    raise missing("study", "the study web app (edueval study)", exc.name) from exc
+try:  # the participants' forms (python-multipart's module, old and new names)
+    ensure("python_multipart", "study", "the study web app (edueval study)")
+except ImportError:
+    ensure("multipart", "study", "the study web app (edueval study)")
 
 __all__ = ["create_app"]
 

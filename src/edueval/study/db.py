@@ -34,27 +34,32 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import (
-    Column,
-    DateTime,
-    Float,
-    ForeignKey,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-    create_engine,
-    event,
-    func,
-    select,
-    text,
-)
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from ..extras import missing
 from ..io import InputError, identifier_problem
 from .config import Study
+
+try:
+    from sqlalchemy import (
+        Column,
+        DateTime,
+        Float,
+        ForeignKey,
+        Integer,
+        MetaData,
+        String,
+        Table,
+        Text,
+        UniqueConstraint,
+        create_engine,
+        event,
+        func,
+        select,
+        text,
+    )
+    from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+except ImportError as exc:  # a core install: the study extra is not there
+    raise missing("study", "the study web app (edueval study)", exc.name) from exc
 
 __all__ = ["StudyDB", "default_db_url", "assign_units", "unit_layout"]
 

@@ -138,7 +138,7 @@ def read_items_json(path: Path) -> list[tuple[int | None, Any]]:
         out: list[tuple[int | None, Any]] = []
         pos, line = text.index("[") + 1, 1 + text.count("\n", 0, text.index("["))
         for _ in whole:
-            start = _BETWEEN.match(text, pos).end()  # type: ignore[union-attr]
+            start = _BETWEEN.match(text, pos).end()  # type: ignore[union-attr]  # [\s,]* always matches
             line += text.count("\n", pos, start)
             value, end = _decode_at(text, start, path, line)
             out.append((line, value))

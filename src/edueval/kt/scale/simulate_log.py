@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...extras import require
 from ..bkt.model import simulate_arrays
 from ..bkt.params import PARAM_NAMES, params_frame
 
@@ -66,8 +67,8 @@ def write_log(
 ) -> dict:
     """Simulate ``n_students`` x every skill x ``n_opportunities`` responses into
     ``folder/part-NNNNN.parquet`` (about ``rows_per_file`` rows each); returns counts."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    pa = require("pyarrow", "scale", "writing Parquet")
+    pq = require("pyarrow.parquet", "scale", "writing Parquet")
 
     pf = params_frame(params)
     P = pf[list(PARAM_NAMES)].to_numpy(dtype=float)
