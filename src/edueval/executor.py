@@ -112,7 +112,7 @@ def parse_cluster(value: str) -> tuple[int, str | None]:
 
 
 def _distributed():
-    return require("distributed", "scale", "running on a Dask cluster (cluster=, scheduler=)")
+    return require("distributed", "scale", "running on a Dask cluster")
 
 
 #: what the cluster path imports: Dask's dataframe stack (with its query planner, dask_expr),

@@ -9,6 +9,7 @@ import typer
 
 from .common import (
     ClusterOption,
+    JsonOption,
     OutOption,
     OverwriteOption,
     SchedulerOption,
@@ -91,6 +92,7 @@ def import_teacher_test(
     ] = False,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Convert the public AI Teacher Test items.jsonl into comparisons.csv."""
     from ..pairwise.pipeline import import_run
@@ -108,7 +110,7 @@ def import_teacher_test(
         f"{res['n_comparisons']} comparisons ({res['n_ties']} ties), {res['n_items']} items, "
         f"{res['n_raters']} raters -> {path / 'comparisons.csv'}"
     )
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -151,6 +153,7 @@ def fit(
             "(ArviZ InferenceData, NetCDF) in the run folder.",
         ),
     ] = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Bayesian Bradley-Terry with order effect per (item, attribute), all sampled together."""
     from ..executor import open_executor
@@ -180,7 +183,7 @@ def fit(
         f"{res['min_ess_bulk']:.0f}, tail {res['min_ess_tail']:.0f}"
         + (f"; draws in {path / res['posterior']}" if res.get("posterior") else "")
     )
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -209,6 +212,7 @@ def raters(
     warmup: Warmup = 1000,
     draws: Draws = 1000,
     seed: SeedOption = 1,
+    json_out: JsonOption = False,
 ) -> None:
     """Per-rater order effect alpha0; flag raters whose 95% HDI excludes 0."""
     from ..pairwise.pipeline import raters_run
@@ -232,7 +236,7 @@ def raters(
         ov = res["overlap"]
         msg += f"; {ov['n_both']} of the {ov['n_reference']} reference raters among them"
     say(msg)
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -252,6 +256,7 @@ def summarize(
     ] = None,
     score_column: Annotated[str, typer.Option(help="Column of --scores to use.")] = "score",
     agent_order: AgentOrder = None,
+    json_out: JsonOption = False,
 ) -> None:
     """Per attribute: ANOVA and Tukey HSD across agents, Table 3, optional correlation."""
     from ..pairwise.pipeline import summarize_run
@@ -269,7 +274,7 @@ def summarize(
             f"{r['attribute']}: F({int(r['df_between'])}, {int(r['df_within'])}) = "
             f"{r['F']:.2f}, p = {r['p']:.3g}"
         )
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command()
@@ -284,6 +289,7 @@ def hierarchical(
     warmup: Warmup = 1000,
     draws: Draws = 1000,
     seed: SeedOption = 1,
+    json_out: JsonOption = False,
 ) -> None:
     """Pooled model (agent means + item deviations): agent differences with credible intervals."""
     from ..pairwise.pipeline import hierarchical_run
@@ -307,7 +313,7 @@ def hierarchical(
             f"{r['attribute']}: {r['agent_a']} - {r['agent_b']} = {r['diff_mean']:+.3f} "
             f"[{r['diff_hdi_low']:+.3f}, {r['diff_hdi_high']:+.3f}]"
         )
-    done(path)
+    done(path, json=json_out)
 
 
 @app.command("replicate-teacher-test")
@@ -326,6 +332,7 @@ def replicate_teacher_test(
     warmup: Warmup = 1000,
     draws: Draws = 1000,
     seed: SeedOption = 1,
+    json_out: JsonOption = False,
 ) -> None:
     """Replicate Tack & Piech (EDM 2022) on the public data, beside the published numbers."""
     from ..pairwise.replication import ReplicationConfig, replicate_run
@@ -343,4 +350,4 @@ def replicate_teacher_test(
         )
     if res["max_rhat"] > 1.01:
         warn(f"max R-hat {res['max_rhat']:.3f} > 1.01; run more draws")
-    done(path)
+    done(path, json=json_out)

@@ -35,7 +35,7 @@ _DEFAULT_URL = "https://api.openai.com/v1"
 
 
 def _import_openai() -> Any:
-    return require("openai", "llm", "--model openai/<model>")
+    return require("openai", "llm", "the openai/<model> backend")
 
 
 class OpenAIBackend:

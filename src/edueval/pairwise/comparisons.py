@@ -124,7 +124,7 @@ def resolve_ties(
     Wins get weight 1 on the winning side and 0 on the other.
     """
     if mode not in TIE_MODES:
-        raise InputError(f"--ties must be one of {', '.join(TIE_MODES)}; got {mode!r}")
+        raise InputError(f"ties= must be one of {', '.join(TIE_MODES)}; got {mode!r}")
     out = df.copy()
     out.attrs.update(df.attrs)
     is_first = (out["outcome"] == "first").to_numpy()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -43,10 +44,10 @@ def check_sampler_options(chains: int, warmup: int, draws: int, ties: str | None
     """Reject impossible sampler settings as bad input (exit 2), before any work."""
     if chains < 1 or warmup < 1 or draws < 1:
         raise InputError(
-            f"--chains, --warmup and --draws must be at least 1 (got {chains}, {warmup}, {draws})"
+            f"chains=, warmup= and draws= must be at least 1 (got {chains}, {warmup}, {draws})"
         )
     if ties is not None and ties not in TIE_MODES:
-        raise InputError(f"--ties must be one of {', '.join(TIE_MODES)}; got {ties!r}")
+        raise InputError(f"ties= must be one of {', '.join(TIE_MODES)}; got {ties!r}")
 
 
 def load_comparisons(
@@ -94,7 +95,7 @@ def import_run(out: Path, items_path: Path) -> dict:
     )
     run.table("comparisons", df)
     counts = df.groupby(["attribute", "outcome"]).size().unstack(fill_value=0).reset_index()
-    results = {
+    results: dict[str, Any] = {
         "n_comparisons": len(df),
         "n_ties": int((df["outcome"] == "tie").sum()),
         "n_items": int(df["item"].nunique()),
@@ -196,7 +197,7 @@ def fit_run(
     posterior draws go to :data:`POSTERIOR_FILE` (ArviZ NetCDF) in the run folder."""
     check_sampler_options(chains, warmup, draws, ties)
     if min_comparisons < 1:
-        raise InputError("--min-comparisons must be at least 1")
+        raise InputError("min_comparisons= must be at least 1")
     df, removed = load_comparisons(data_path, exclude_path, warn)
     model = BradleyTerry(df, ties=ties, seed=seed, min_comparisons=min_comparisons)
     if len(model.skipped) and warn:
@@ -275,7 +276,7 @@ def raters_run(
     """``pairwise raters``: per-rater order effect, flags, overlap with a reference list."""
     check_sampler_options(chains, warmup, draws, ties)
     if per not in ("attribute", "rater"):
-        raise InputError(f"--per must be 'attribute' or 'rater'; got {per!r}")
+        raise InputError(f"per= must be 'attribute' or 'rater'; got {per!r}")
     df, _ = load_comparisons(data_path)
     reference = read_rater_ids(compare_path) if compare_path is not None else None
     if reference is not None and not set(reference) & set(df["rater"]):

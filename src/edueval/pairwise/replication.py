@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,7 @@ import pandas as pd
 from ..io import InputError
 from ..report import Report
 from ..runs import RunDir
-from ._sampler import diagnostic_warnings
+from ._sampler import diagnostic_warnings, jax_modules
 from .bradley_terry import BradleyTerry, BradleyTerryResults
 from .comparisons import exclude_raters, read_rater_ids
 from .figures import alpha_boxplots, difference_forest, order_effects
@@ -421,6 +422,7 @@ def replicate_run(
     """``pairwise replicate-teacher-test``: the whole replication with its report."""
     cfg = config or ReplicationConfig()
     folder, items_path, outliers_path = _checked_inputs(cfg, folder)
+    jax_modules()  # the bayes extra (MissingExtra), before any work
     say = log or (lambda _m: None)
     t_start = time.perf_counter()
     df = import_teacher_test(items_path)
@@ -443,7 +445,7 @@ def replicate_run(
     )
     run.table("comparisons", df)
     counts = _counts(df, kept, removed, unknown)
-    sampler = {"chains": cfg.chains, "warmup": cfg.warmup, "draws": cfg.draws}
+    sampler: dict[str, Any] = {"chains": cfg.chains, "warmup": cfg.warmup, "draws": cfg.draws}
 
     say(f"  raters: order effect per rater x attribute ({counts['n_raters']} raters)")
     raters = RaterModel(df, per="attribute", ties=cfg.rater_ties, seed=cfg.seed).fit(**sampler)
@@ -541,7 +543,7 @@ def _fit_tie_modes(
 ]:
     """Per tie handling: the per-item fits, their summary and the hierarchical model (tables
     written to ``run``)."""
-    sampler = {"chains": cfg.chains, "warmup": cfg.warmup, "draws": cfg.draws}
+    sampler: dict[str, Any] = {"chains": cfg.chains, "warmup": cfg.warmup, "draws": cfg.draws}
     fits: dict[str, BradleyTerryResults] = {}
     summaries: dict[str, SummaryResults] = {}
     hier: dict[str, HierarchicalResults] = {}

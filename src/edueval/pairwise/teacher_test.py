@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -46,7 +47,7 @@ ATTRIBUTE_LABELS = {
 AGENT_LABELS = {"Teacher": "Teacher", "blender_9B": "Blender 9B", "GPT-3 Davinci": "GPT-3 Davinci"}
 
 #: Published numbers (Tack & Piech 2022, Sec. 4.2 and Table 3), keyed by attribute as in the data.
-PAPER = {
+PAPER: dict[str, Any] = {
     # Tukey HSD mean differences of per-item alpha (Teacher minus agent) with 95% CIs.
     "diff": {
         ("Teacher", "blender_9B"): {
@@ -114,6 +115,8 @@ def read_released_abilities(folder: str | Path | None = None) -> pd.DataFrame:
     for path in sorted(folder.glob("*.jsonl")):
         for lineno, line in jsonl_lines(read_text(path)):
             obj = load_json(line, file=path, line=lineno)
+            if not isinstance(obj, dict):
+                raise InputError("expected one JSON object per line", file=path, line=lineno)
             rows.append({"item": _item_id(obj["wherefrom"], path, lineno),
                          "attribute": _RELEASED_ATTRIBUTES[obj["attribute"]],
                          "agent": obj["id"], "alpha_released": float(obj["alpha"])})  # fmt: skip
@@ -196,7 +199,8 @@ def import_teacher_test(path: str | Path) -> pd.DataFrame:
                 file=path,
                 line=lineno,
             )
-        timing = comp.get("timing") if isinstance(comp.get("timing"), dict) else {}
+        given = comp.get("timing") if isinstance(comp, dict) else None
+        timing = given if isinstance(given, dict) else {}
         for attribute, judgements in attrs.items():
             _as_written(attribute, "attribute", path, lineno)
             if not isinstance(judgements, dict):
