@@ -10,6 +10,8 @@ one row per scored unit and metric with the columns of :data:`UNIT_COLUMNS`:
 * ``cluster``: the independent unit it belongs to (the question; the pair) -- equal to ``unit``
   for metrics with one row per independent item;
 * ``correct``: 0/1, as the protocol scores it (a failed call or an unparseable answer is 0);
+  for a *continuous* metric (tutor's ``f1``), the score in [0, 1] (a failed call or an empty
+  reply is 0);
 * ``status``: ``ok``, ``failed``, ``unparseable`` or ``tie`` (counted and shown, never dropped).
 
 The adapter protocol: :func:`as_arms` accepts an :class:`Arm`; an object with a
@@ -18,7 +20,8 @@ the object holds several methods, and a ``comparison_labels()`` method returning
 a dict, or a dict of dicts per arm) -- the way a protocol's results object plugs in without
 importing this package; a :class:`~edueval.malalgo.MalAlgoEvaluation` (read through its
 ``responses`` table); a QG-SMS results object with a ``judgements`` table (one arm per method,
-:func:`qgsms_units`); or a DataFrame with the unit columns.  Nothing here imports a protocol
+:func:`qgsms_units`); a :class:`~edueval.tutor.TutorReplies` (read through its ``replies``
+table, :func:`tutor_units`); or a DataFrame with the unit columns.  Nothing here imports a protocol
 package: the built-in adapters read the tables' columns.
 """
 
@@ -41,6 +44,7 @@ __all__ = [
     "as_arms",
     "malalgo_units",
     "qgsms_units",
+    "tutor_units",
 ]
 
 UNIT_COLUMNS = ["metric", "unit", "cluster", "correct", "status"]
@@ -51,13 +55,16 @@ STATUSES = ("ok", "failed", "unparseable", "tie")
 class MetricSpec:
     """How a metric is compared: ``clustered`` when several units share a cluster (MIA's three
     incorrect choices of a question; QG-SMS's AA, two orders per pair), so its interval and its
-    paired difference are clustered; ``unit`` and ``cluster`` name them in reports."""
+    paired difference are clustered; ``unit`` and ``cluster`` name them in reports.
+    ``continuous``: the rows' scores are in [0, 1] rather than 0/1 (tutor's token F1): the
+    estimate is a mean with a clustered t interval, the difference clustered."""
 
     key: str
     label: str
     clustered: bool
     unit: str = "items"
     cluster: str = "items"
+    continuous: bool = False
 
 
 #: the metrics the built-in adapters produce, in the order reports list them
@@ -67,6 +74,7 @@ METRICS: dict[str, MetricSpec] = {
     "mia": MetricSpec("mia", "MIA (incorrect choices)", True, "prompts", "questions"),
     "CA": MetricSpec("CA", "Consistent Accuracy", False, "pairs", "pairs"),
     "AA": MetricSpec("AA", "Average Accuracy", True, "judgements", "pairs"),
+    "f1": MetricSpec("f1", "Token F1 (teacher replies)", True, "turns", "dialogues", True),
 }
 
 
@@ -86,8 +94,12 @@ class Arm:
         for col in ("metric", "unit", "cluster", "status"):
             u[col] = u[col].astype(str)
         u["correct"] = pd.to_numeric(u["correct"], errors="coerce")
-        if u["correct"].isna().any() or not u["correct"].isin([0, 1]).all():
-            raise InputError(f"{self.name}: 'correct' must be 0 or 1 on every row")
+        continuous = u["metric"].map(lambda m: m in METRICS and METRICS[m].continuous)
+        valid = u["correct"].between(0, 1) & (continuous | u["correct"].isin([0, 1]))
+        if u["correct"].isna().any() or not valid.all():
+            raise InputError(f"{self.name}: 'correct' must be 0 or 1 on every row (a score in "
+                             "[0, 1] for " + ", ".join(k for k, m in METRICS.items()
+                                                      if m.continuous) + ")")  # fmt: skip
         bad = sorted(set(u["status"]) - set(STATUSES))
         if bad:
             raise InputError(f"{self.name}: unknown status {bad[0]!r} (expected {STATUSES})")
@@ -96,7 +108,8 @@ class Arm:
             first = u.loc[dup].iloc[0]
             raise InputError(f"{self.name}: unit {first['unit']!r} appears twice in "
                              f"{first['metric']}")  # fmt: skip
-        u["correct"] = u["correct"].astype(int)
+        if not continuous.any():
+            u["correct"] = u["correct"].astype(int)
         self.units = u.reset_index(drop=True)
 
     @property
@@ -166,6 +179,32 @@ def qgsms_units(judgements: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
+def tutor_units(replies: pd.DataFrame) -> pd.DataFrame:
+    """AI teacher replies (``TutorReplies.replies`` or a ``tutor reply`` run's ``replies.csv``:
+    ``dialogue, turn, status, f1``) as ``f1`` unit rows, one per target turn
+    (``dialogue:turn``), clustered by dialogue.  A failed call (status ``failed``) or an empty
+    reply (``empty``, kept as ``unparseable``: the one reply that cannot be read as a teacher's
+    turn) has no F1 and scores 0, counted; a looping reply (``degenerate``) is a real reply and
+    keeps its F1, as ``tutor reply``'s means do."""
+    need = ["dialogue", "turn", "status", "f1"]
+    missing = [c for c in need if c not in replies.columns]
+    if missing:
+        raise InputError(f"tutor replies lack {', '.join(missing)}")
+    dialogue = replies["dialogue"].astype(str)
+    turn = pd.to_numeric(replies["turn"], errors="coerce")
+    turn_s = turn.map(lambda t: str(int(t)) if t == t and float(t).is_integer() else str(t))
+    raw = replies["status"].astype(str)
+    real = raw.isin(["ok", "degenerate"])
+    f1 = pd.to_numeric(replies["f1"], errors="coerce")
+    if (real & f1.isna()).any():
+        raise InputError("tutor replies: a reply read as 'ok' has no f1")
+    status = np.where(real, "ok", np.where(raw == "empty", "unparseable", "failed"))
+    return pd.DataFrame({"metric": "f1", "unit": (dialogue + ":" + turn_s).to_numpy(),
+                         "cluster": dialogue.to_numpy(),
+                         "correct": f1.where(real, 0.0).to_numpy(dtype=float),
+                         "status": status})  # fmt: skip
+
+
 def _labels_for(labels: Any, arm: str | None) -> dict[str, Any]:
     if not isinstance(labels, Mapping):
         return {}
@@ -200,8 +239,14 @@ def as_arms(obj: Any, name: str) -> list[Arm]:
     if isinstance(responses, pd.DataFrame) and "kind" in responses.columns:
         params = dict(getattr(obj, "params", {}) or {})
         return [Arm(name, malalgo_units(responses), params)]
+    replies = getattr(obj, "replies", None)
+    if isinstance(replies, pd.DataFrame) and {"dialogue", "turn", "f1"} <= set(replies.columns):
+        params = dict(getattr(obj, "params", {}) or {})
+        params = {k: v for k, v in params.items() if not isinstance(v, (dict, list))}
+        return [Arm(name, tutor_units(replies), params)]
     if isinstance(obj, pd.DataFrame):
         return [Arm(name, obj)]
     raise InputError(f"cannot compare a {type(obj).__name__}: expected a results object with "
-                     "per-item outcomes (MalAlgoEvaluation, or one with comparison_units()), an "
-                     "Arm or a DataFrame with columns " + ", ".join(UNIT_COLUMNS))  # fmt: skip
+                     "per-item outcomes (MalAlgoEvaluation, TutorReplies, or one with "
+                     "comparison_units()), an Arm or a DataFrame with columns "
+                     + ", ".join(UNIT_COLUMNS))  # fmt: skip

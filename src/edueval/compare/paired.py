@@ -113,7 +113,26 @@ def _wide(arms: list[Arm], metric: str, units: list[str]) -> dict[str, pd.DataFr
     return {"correct": correct, "status": status, "cluster": cluster}
 
 
+def _mean_estimate(x: np.ndarray, cluster: np.ndarray, spec: MetricSpec, alpha: float) -> dict:
+    """A continuous score's mean with its cluster-robust (CR1) t interval on ``G − 1`` df,
+    clipped to [0, 1]; no interval with fewer than 2 clusters or a clustered SE of 0."""
+    sums, sizes = stats.cluster_totals(x, cluster)
+    est = stats.cr1_mean(sums, sizes)
+    mean, se, g = float(est.mean) if len(x) else math.nan, float(est.se), int(est.n_clusters)
+    if g >= 2 and se > 0:
+        t = float(sps.t.ppf(1 - alpha / 2, g - 1))
+        lo, hi = max(0.0, mean - t * se), min(1.0, mean + t * se)
+        how = f"clustered by {spec.cluster[:-1]} (CR1), t({g - 1})"
+    else:
+        lo = hi = math.nan
+        how = "none (clustered SE is 0)" if g >= 2 else f"none ({g} {spec.cluster})"
+    return {"n": len(x), "correct": math.nan, "estimate": mean, "ci_low": lo, "ci_high": hi,
+            "ci_method": how, "n_clusters": g}  # fmt: skip
+
+
 def _estimate(x: np.ndarray, cluster: np.ndarray, spec: MetricSpec, alpha: float) -> dict:
+    if spec.continuous:
+        return _mean_estimate(x, cluster, spec, alpha)
     n, k = len(x), int(x.sum())
     if spec.clustered:
         sums, sizes = stats.cluster_totals(x, cluster)
@@ -171,6 +190,8 @@ def _clustered_difference(x, y, cluster, spec, alpha, power, detect) -> dict:
     needed = (int(math.ceil(r.n_clusters * ((za + zb) * r.se / detect) ** 2))
               if detect and r.se > 0 else None)  # fmt: skip
     b, c = int((d > 0).sum()), int((d < 0).sum())
+    # for a continuous score: ``run_only`` / ``reference_only`` are the rows where the run
+    # scores higher / lower; ``both_right`` / ``both_wrong`` those where both score 1 / 0
     return {
         "difference": r.mean, "ci_low": r.low, "ci_high": r.high,
         "ci_method": (f"clustered by {spec.cluster[:-1]} (CR1), t({r.n_clusters - 1})"

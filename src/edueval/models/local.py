@@ -265,7 +265,7 @@ def _llama_class(llama_cpp: Any) -> Any:
     global _LLAMA_CLASS
     if _LLAMA_CLASS is None:
 
-        class _RecordingLlama(llama_cpp.Llama):  # type: ignore[misc,name-defined]
+        class _RecordingLlama(llama_cpp.Llama):
             recorder: _TopLogprobs | None = None
 
             def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Any:
