@@ -14,7 +14,7 @@ RunsArg = Annotated[
     typer.Argument(
         file_okay=False,
         help="Run folders of one protocol on the same inputs (malalgo run; qgsms run: each "
-        "method is a row).",
+        "method is a row; tutor reply: token F1, clustered by dialogue).",
     ),
 ]
 

@@ -4,6 +4,7 @@ unit (issue 21).  Python API::
     from edueval.compare import compare
 
     cmp = compare([res_a, res_b, res_c])      # MalAlgoEvaluation objects on the same questions
+                                              # (or TutorReplies on the same dialogues: F1)
     print(cmp.summary())                      # per metric: estimates, paired differences, Holm
     cmp.differences, cmp.estimates, cmp.discordant, cmp.to_frame()
 
@@ -11,7 +12,16 @@ Compute only (no file written, nothing printed); ``edueval compare RUN RUN ...``
 folders and writes the comparison folder (:mod:`edueval.compare.pipeline`).
 """
 
-from .outcomes import METRICS, UNIT_COLUMNS, Arm, MetricSpec, as_arms, malalgo_units, qgsms_units
+from .outcomes import (
+    METRICS,
+    UNIT_COLUMNS,
+    Arm,
+    MetricSpec,
+    as_arms,
+    malalgo_units,
+    qgsms_units,
+    tutor_units,
+)
 from .paired import compare
 from .results import Comparison
 
@@ -25,6 +35,7 @@ __all__ = [
     "compare",
     "malalgo_units",
     "qgsms_units",
+    "tutor_units",
 ]
 
 

@@ -21,8 +21,8 @@ a dict, or a dict of dicts per arm) -- the way a protocol's results object plugs
 importing this package; a :class:`~edueval.malalgo.MalAlgoEvaluation` (read through its
 ``responses`` table); a QG-SMS results object with a ``judgements`` table (one arm per method,
 :func:`qgsms_units`); a :class:`~edueval.tutor.TutorReplies` (read through its ``replies``
-table, :func:`tutor_units`); or a DataFrame with the unit columns.  Nothing here imports a protocol
-package: the built-in adapters read the tables' columns.
+table, :func:`tutor_units`); or a DataFrame with the unit columns.  Nothing here imports a
+protocol package: the built-in adapters read the tables' columns.
 """
 
 from __future__ import annotations

@@ -12,7 +12,10 @@ reference with a paired interval and test, the items being the unit:
 * **several rows per item** (MIA, three incorrect choices per question; QG-SMS's AA, two orders
   per pair): the mean of the per-row differences with its question-clustered (CR1) standard
   error and a t interval and test on ``G − 1`` df (statsmodels' OLS of the differences on a
-  constant with cluster-robust SEs).
+  constant with cluster-robust SEs);
+* **a continuous score per item** (tutor replies' token F1 with the real teacher's reply, per
+  target turn, clustered by dialogue): each run's mean with its dialogue-clustered (CR1) t
+  interval on ``G − 1`` df, and the clustered paired difference as for MIA.
 
 Holm's adjustment runs over the comparisons with the reference within each metric (each metric
 is its own leaderboard).  The default reference is, per metric, the arm with the highest
@@ -23,9 +26,10 @@ observed discordance rate and number of items, or the clustered paired differenc
 approximation at its observed SE -- and, with ``detect``, the items (questions) needed for it.
 
 Failed calls and unparseable answers: ``failures="wrong"`` (the default, as the protocols score
-them) keeps them as wrong answers, counted per run and per comparison; ``failures="exclude"``
-leaves an arm's failed units out of its estimate and a comparison's units where either arm
-failed out of that comparison, and counts them as ``excluded``.  Either way they are shown.
+them) keeps them as wrong answers (an F1 of 0 for a failed call or an empty tutor reply), counted
+per run and per comparison; ``failures="exclude"`` leaves an arm's failed units out of its estimate
+and a comparison's units where either arm failed out of that comparison, and counts them as
+``excluded``.  Either way they are shown.
 """
 
 from __future__ import annotations

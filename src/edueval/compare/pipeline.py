@@ -3,7 +3,9 @@ write the comparison folder (``config.json``, ``results.json``, ``estimates.csv`
 ``differences.csv``, ``discordant.csv``, ``runs.csv``, ``report.html``).
 
 Run folders of one protocol are read as they are written: a ``malalgo run``'s
-``responses.csv`` (one arm), a ``qgsms run``'s ``judgements.csv`` (one arm per method).  Runs
+``responses.csv`` (one arm), a ``qgsms run``'s ``judgements.csv`` (one arm per method), a
+``tutor reply``'s ``replies.csv`` (one arm: token F1 per target turn, clustered by dialogue;
+the same targets are required, as the same items are).  Runs
 must be on the same inputs: the SHA-256 of every input file in their ``config.json`` must agree
 (refused in one line otherwise, unless ``allow_subset``, which compares on the items common to
 all runs).  What differs between the runs' settings (model, prompt, shots, scoring, method ...)
@@ -21,16 +23,21 @@ import pandas as pd
 from ..io import InputError
 from ..report import Report
 from ..runs import RunDir
-from .outcomes import Arm, malalgo_units, qgsms_units
+from .outcomes import Arm, malalgo_units, qgsms_units, tutor_units
 from .paired import compare
 from .results import Comparison
 
 __all__ = ["compare_run", "read_run", "COMPARABLE"]
 
 #: the commands whose run folders can be compared, and the table each is read from
-COMPARABLE = {"malalgo run": "responses.csv", "qgsms run": "judgements.csv"}
+COMPARABLE = {
+    "malalgo run": "responses.csv",
+    "qgsms run": "judgements.csv",
+    "tutor reply": "replies.csv",
+}
 _MALALGO_LABELS = ("model", "prompt", "shots", "rationale_order", "scoring", "ask_mcq", "limit")
 _QGSMS_SKIP = {"methods", "n_pairs", "call_seeds", "bradley_terry", "limit"}
+_TUTOR_LABELS = ("model", "budget", "persona", "max_tokens", "logprobs", "limit")
 
 
 def _config(path: Path) -> dict[str, Any]:
@@ -66,6 +73,11 @@ def read_run(path: str | Path) -> tuple[list[Arm], dict[str, Any]]:
         responses = score_table(read_responses(table, ["grade", "content", "dok"]))
         labels = {k: params.get(k) for k in _MALALGO_LABELS} | {"seed": config.get("seed")}
         return [Arm("", malalgo_units(responses), labels)], config
+    if config["command"] == "tutor reply":
+        replies = pd.read_csv(table, dtype={"dialogue": str}, keep_default_na=False,
+                              na_values={"f1": ["", "nan", "NaN"]})  # fmt: skip
+        labels = {k: params.get(k) for k in _TUTOR_LABELS} | {"seed": config.get("seed")}
+        return [Arm("", tutor_units(replies), labels)], config
     judgements = pd.read_csv(table)
     labels = {
         k: v for k, v in params.items() if k not in _QGSMS_SKIP and not isinstance(v, (dict, list))

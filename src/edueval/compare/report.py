@@ -93,7 +93,10 @@ def comparison_report(res: Comparison, notes: list[str]) -> Report:
         "rows per item (MIA: three incorrect choices per question; AA: two orders per pair): "
         "the question-clustered interval; the mean of the paired row differences with a "
         "cluster-robust (CR1) standard error and a t interval and test on G − 1 degrees of "
-        "freedom.",
+        "freedom. A continuous score (tutor replies' token F1 with the real teacher's reply, per "
+        "target turn): each run's mean with a dialogue-clustered (CR1) t interval; the paired "
+        "difference per turn, clustered by dialogue, as for MIA ('run only / ref only': the "
+        "turns where the run's F1 is higher / lower).",
         res.failure_note(),
     )
     if notes or res.skipped or any(any(v.values()) for v in res.dropped.values()):

@@ -119,9 +119,12 @@ class Comparison:
                 "Failed calls and unparseable answers are left out: of a run's estimate "
                 "(its own), of a comparison (where either run failed); counted as 'excluded'."
             )
+        f1 = any(s.continuous for s in self.metrics.values())
         return ("Failed calls and unparseable answers count as wrong answers (as the protocol "
-                "scores them) and are counted per run ('failed', 'unparseable') and per "
-                "comparison ('failed_either').")  # fmt: skip
+                "scores them" + ("; a failed call or an empty reply scores F1 0" if f1 else "")
+                + ") and are counted per run ('failed', 'unparseable'"
+                + (": an empty reply" if f1 else "") + ") and per comparison "
+                "('failed_either').")  # fmt: skip
 
     def detectable_lines(self) -> list[str]:
         """One line per comparison: the smallest difference detectable with ``power``."""
