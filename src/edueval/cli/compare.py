@@ -34,8 +34,10 @@ def compare(
         float | None,
         typer.Option(
             "--detect",
-            help="A difference (e.g. 0.05) for which to report the number of items needed "
-            "(80% power).",
+            min=0.0,
+            max=1.0,
+            help="A difference in (0, 1] (e.g. 0.05) for which to report the number of items "
+            "needed (80% power).",
         ),
     ] = None,
     allow_subset: Annotated[
@@ -54,7 +56,8 @@ def compare(
         ),
     ] = "wrong",
     alpha: Annotated[
-        float, typer.Option(help="Level of the tests and intervals (0 < alpha < 1).")
+        float,
+        typer.Option(min=0.0, max=1.0, help="Level of the tests and intervals (0 < alpha < 1)."),
     ] = 0.05,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
