@@ -243,10 +243,9 @@ def _reference(est: list[dict], reference: str | None, names: list[str]) -> str:
 def _check_options(failures: str, alpha: float, power: float, detect: float | None) -> None:
     if failures not in FAILURES:
         raise InputError(f"failures= must be one of {', '.join(FAILURES)}, got {failures!r}")
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise InputError(
-            f"alpha= and power= must be between 0 and 1 (exclusive), got {alpha} and {power}"
-        )
+    for name, value in (("alpha", alpha), ("power", power)):
+        if not 0 < value < 1:
+            raise InputError(f"{name}= must be between 0 and 1 (exclusive), got {value}")
     if detect is not None and not 0 < detect <= 1:
         raise InputError(f"detect= must be a difference in (0, 1], got {detect}")
 
