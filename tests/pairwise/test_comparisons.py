@@ -65,7 +65,7 @@ def test_tie_modes(write):
     assert half.loc[half["outcome"] == "tie", ["w_first", "w_second"]].values.tolist() == [
         [0.5, 0.5]
     ]
-    with pytest.raises(InputError, match="--ties"):
+    with pytest.raises(InputError, match="ties="):
         resolve_ties(df, "coin")
 
 
