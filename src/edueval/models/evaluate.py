@@ -31,7 +31,7 @@ from typing import Any
 from .budget import DEFAULT_MAX_FAILURES, BudgetDecision, MaxFailures, decide
 from .types import ChatRequest, ChatResult, ModelStats
 
-__all__ = ["EvalOutcome", "Parser", "evaluate_requests", "open_client", "run_requests"]
+__all__ = ["EvalOutcome", "Parser", "evaluate_requests", "is_client", "open_client", "run_requests"]
 
 Parser = Callable[[ChatResult], Any]
 """Reads one reply that arrived; returns the value, or ``None`` when it is unparseable."""
@@ -140,7 +140,9 @@ def open_client(model: Any, log_path: str | Path | None = None) -> Any:
     raise TypeError(f"expected a model spec, an opener or a client, got {type(model).__name__}")
 
 
-def _is_client(model: Any) -> bool:
+def is_client(model: Any) -> bool:
+    """Whether ``model`` is an open client (it has ``complete_many``, ``reject`` and ``stats``),
+    as opposed to a model spec or an opener."""
     return all(hasattr(model, a) for a in ("complete_many", "reject", "stats"))
 
 
@@ -167,7 +169,7 @@ def evaluate_requests(
     at all; a call that fails is a ``"failed"`` status, never an exception."""
     kwargs: dict[str, Any] = dict(parse=parse, count_unparseable=count_unparseable,
                                   max_failures=max_failures, progress=progress)  # fmt: skip
-    if _is_client(model):
+    if is_client(model):
         return run_requests(model, requests, **kwargs)
     with open_client(model, log_path) as client:
         return run_requests(client, requests, **kwargs)

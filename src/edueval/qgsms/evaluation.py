@@ -44,7 +44,7 @@ from ..models.budget import (
     as_max_failures,
     decide,
 )
-from ..models.evaluate import open_client
+from ..models.evaluate import is_client, open_client
 from ..models.types import ModelStats
 from .data import as_source, read_judgements, read_pairs
 from .judging import SEED_RULE, check_config, judge_pairs
@@ -437,10 +437,6 @@ def prepare(
                       params=params)  # fmt: skip
 
 
-def _is_client(model: Any) -> bool:
-    return all(hasattr(model, a) for a in ("complete_many", "reject", "stats"))
-
-
 def evaluate(
     pairs: str | Path | pd.DataFrame | list[dict],
     items: str | Path | pd.DataFrame | list[dict],
@@ -492,7 +488,7 @@ def evaluate(
     setup = prepare(pairs, items, methods=list(methods), cfg=cfg, retries=retries,
                     repeats=repeats, limit=limit, seed=seed, bradley_terry=bradley_terry,
                     model_name=model if isinstance(model, str) else None)  # fmt: skip
-    opened = contextlib.nullcontext(model) if _is_client(model) else open_client(model)
+    opened = contextlib.nullcontext(model) if is_client(model) else open_client(model)
     with opened as client:
         result = setup.run(client, max_failures=limit_)
     result.params["max_failures"] = str(limit_)

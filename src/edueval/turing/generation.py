@@ -69,7 +69,7 @@ from ..models.budget import (
     as_max_failures,
     decide,
 )
-from ..models.evaluate import evaluate_requests, open_client
+from ..models.evaluate import evaluate_requests, is_client, open_client
 from ..models.types import ModelStats
 from .data import misconception_tuples, read_phase1, same_answer
 from .keycheck import KEY_CHECKS, evaluate_question, key_check
@@ -568,14 +568,10 @@ def generate_with(
     )  # fmt: skip
 
 
-def _is_client(model: Any) -> bool:
-    return all(hasattr(model, a) for a in ("complete_many", "reject", "stats"))
-
-
 def _enter(stack: ExitStack, model: Any) -> Any:
     """An open client for ``model``: itself when it is one (left open), else opened (no call
     log) on ``stack``; ``None`` is the default model (``$EDUEVAL_MODEL``, else ``local``)."""
-    if _is_client(model):
+    if is_client(model):
         return model
     if model is None:
         from ..models.registry import default_model_spec
