@@ -158,21 +158,19 @@ def main() -> None:
     ours0 = res.groups.set_index(["item", "attribute"])["alpha0_mean"]
 
     # gradient cost alone (value_and_grad of the log density, in a compiled loop)
+    from functools import partial
+
     import jax.numpy as jnp
     from jax import lax
     from numpyro.infer.util import log_density
 
-    from edueval.pairwise.bradley_terry import _bt_model, pair_basis
+    from edueval.pairwise.bradley_terry import _bt_model, model_args
 
-    i, j, b = pair_basis(len(agents))
-    margs = (
-        jnp.asarray(des.w1[:, i, j] + des.w2[:, i, j], jnp.float32),
-        jnp.asarray(des.w2[:, i, j], jnp.float32),
-        jnp.asarray(b, jnp.float32),
-    )
+    margs = model_args(des)
+    bt = partial(_bt_model, n_groups=des.n_groups, n_agents=len(agents))
 
     def pot(theta):
-        return -log_density(_bt_model, margs, {}, {"theta": theta})[0]
+        return -log_density(bt, margs, {}, {"theta": theta})[0]
 
     vg = jax.value_and_grad(pot)
 

@@ -57,25 +57,27 @@ from .bradley_terry import (
     BradleyTerry,
     Design,
     group_labels,
-    helmert,
+    helmert_apply,
+    model_args,
     nuts_seed,
-    pair_basis,
     tidy_rows,
 )
 
 __all__ = ["HierarchicalBradleyTerry", "HierarchicalResults"]
 
 
-def _hier_model(n, w2, e, b_contrast, centred=True):
-    """``n``/``w2`` (G, P): comparison weight and second-shown wins per ordered pair of agents in
-    each (attribute, item) group; ``e`` (G, A): one-hot attribute of each group; ``b_contrast``
-    (K - 1, P): rows 1..K-1 of ``H @ D`` (Helmert contrasts -> pair differences)."""
+def _hier_model(n, w2, group, first, second, e, *, n_agents: int, centred: bool = True):
+    """Per observed ordered pair of agents in an (attribute, item) group, as in
+    :func:`.bradley_terry._bt_model`: ``n`` its comparison weight, ``w2`` the wins of the
+    second-shown agent, ``group`` its group, ``first``/``second`` the flat indices of its agents
+    in the ``(G, n_agents)`` abilities; ``e`` (G, A): one-hot attribute of each group.  ``z``
+    holds the Helmert contrasts (coordinates 1..K-1) of each group's abilities."""
     jax, numpyro = jax_modules()
     import jax.numpy as jnp
     import numpyro.distributions as dist
 
     G, A = e.shape
-    C = b_contrast.shape[0]
+    C = n_agents - 1
     m = numpyro.sample("m", dist.Normal(0.0, 1.0).expand([A, C]).to_event(2))
     sigma = numpyro.sample("sigma", dist.HalfNormal(1.0).expand([A]).to_event(1))
     loc, scale = e @ m, (e @ sigma)[:, None]
@@ -85,7 +87,10 @@ def _hier_model(n, w2, e, b_contrast, centred=True):
         v = numpyro.sample("v", dist.Normal(0.0, 1.0).expand([G, C]).to_event(2))
         z = loc + scale * v
     a0 = numpyro.sample("alpha0", dist.Normal(0.0, 1.0).expand([G]).to_event(1))
-    x = z @ b_contrast + a0[:, None]
+    # abilities with the common level (Helmert coordinate 0) left out: it cancels in every pair
+    alpha = helmert_apply(jnp.concatenate([jnp.zeros_like(z[:, :1]), z], axis=1), jnp)
+    alpha = alpha.reshape(-1)
+    x = a0[group] + alpha[first] - alpha[second]
     numpyro.factor("loglik", -jnp.sum(n * jax.nn.softplus(-x)) - jnp.sum(w2 * x))
 
 
@@ -384,15 +389,11 @@ class HierarchicalBradleyTerry:
         attributes = sorted(des.keys["attribute"].unique())
         a_of_g = des.keys["attribute"].map({a: i for i, a in enumerate(attributes)}).to_numpy()
         e = np.eye(len(attributes))[a_of_g]
-        i, j, b = pair_basis(K)
-        hc = helmert(K)[1:]  # contrast rows
         centred = self.parametrization == "centred"
         d = run_nuts(
-            partial(_hier_model, centred=centred),
-            jnp.asarray(des.w1[:, i, j] + des.w2[:, i, j], jnp.float32),
-            jnp.asarray(des.w2[:, i, j], jnp.float32),
+            partial(_hier_model, n_agents=K, centred=centred),
+            *model_args(des),
             jnp.asarray(e, jnp.float32),
-            jnp.asarray(b[1:K], jnp.float32),
             chains=chains,
             warmup=warmup,
             draws=draws,
@@ -407,8 +408,9 @@ class HierarchicalBradleyTerry:
         else:
             v = d.samples.pop("v").astype(np.float64)
             z = m[:, :, a_of_g, :] + sigma[:, :, a_of_g, None] * v
-        mu = m @ hc  # agent means, centred on the attribute's average
-        alpha = z @ hc  # item abilities, centred on the item's average
+        # agent means and item abilities, centred on the attribute's / the item's average
+        mu = helmert_apply(np.concatenate([np.zeros_like(m[..., :1]), m], axis=-1))
+        alpha = helmert_apply(np.concatenate([np.zeros_like(z[..., :1]), z], axis=-1))
         differences, ag, sig, items = _tables(des, attributes, mu, sigma, alpha)
         return HierarchicalResults(
             differences=differences,
