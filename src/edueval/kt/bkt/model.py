@@ -253,6 +253,15 @@ class BKT(BaseEstimator):
     _EPS = 1e-9
     LOOSE_TOL = 1e-6
     BOUNDARY_STARTS = True  # see _initial_points; benchmarks/kt_restarts.py turns it off
+    # The restarts of a skill stream its data together (``_kernels.em_together``); True runs
+    # each restart's EM on its own (``_kernels.em_jobs``, the path before issue 22), the
+    # reference of tests/kt/test_em_restarts_together.py and benchmarks/kt_em_streaming.py.
+    _PER_RESTART = False
+    # Skills of at least this many responses stream together; smaller ones stay in cache through
+    # every restart anyway, and there the per-restart kernel is as fast or faster (on 2 threads a
+    # lone 100 k-response skill took 11.5 ns per response per E-step per restart, 15.9 streamed:
+    # benchmarks/RESULTS.md, "EM restarts streaming together"), and gives today's bits exactly.
+    _STREAM_MIN_RESPONSES = 1 << 20
 
     def __init__(
         self,
@@ -378,21 +387,27 @@ class BKT(BaseEstimator):
         tm = time_major(seqs)
         bounds = self._bounds()
 
+        cum = np.concatenate([[0], np.cumsum(tm.bs, dtype=np.int64)])
+        size = cum[tm.bs_lo + tm.T] - cum[tm.bs_lo]  # responses per skill
+
+        def em_part(job_skill: np.ndarray, starts: np.ndarray, tol: float, stream: bool):
+            args = (tm.obs, tm.obs_lo, tm.bs_lo, tm.T, tm.bs, job_skill, starts,
+                    bool(self.forgets), bounds, int(self.max_iter), float(tol),
+                    bool(self.accelerate))  # fmt: skip
+            if stream:
+                return K.em_together(*args, K.BLOCK_RESPONSES)
+            return K.em_jobs(*args)
+
         def em(job_skill: np.ndarray, starts: np.ndarray, tol: float) -> np.ndarray:
-            return K.em_jobs(
-                tm.obs,
-                tm.obs_lo,
-                tm.bs_lo,
-                tm.T,
-                tm.bs,
-                job_skill,
-                starts,
-                bool(self.forgets),
-                bounds,
-                int(self.max_iter),
-                float(tol),
-                bool(self.accelerate),
-            )
+            big = size[job_skill] >= self._STREAM_MIN_RESPONSES
+            if self._PER_RESTART or not big.any():
+                return em_part(job_skill, starts, tol, False)
+            if big.all():
+                return em_part(job_skill, starts, tol, True)
+            out = np.empty((len(job_skill), 8))
+            for part, stream in ((big, True), (~big, False)):  # masks keep jobs grouped by skill
+                out[part] = em_part(job_skill[part], starts[part], tol, stream)
+            return out
 
         # Stage 1: every restart to a loose tolerance; stage 2: the best restart of each skill on
         # to the requested tolerance.  Restarts that end in the same optimum are not polished
