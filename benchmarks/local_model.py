@@ -29,6 +29,7 @@ is Python (sampling glue, log-probabilities, detokenizing).
 
     python benchmarks/local_model.py --quick              # < 3 min on 2 cores
     python benchmarks/local_model.py --questions 1 --out local_model.json
+    python benchmarks/local_model.py --from-json local_model.json   # its summary again
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class Engines:
         self.backend = LocalBackend(n_threads=n_threads)
         self.threads = (self.backend.n_threads, self.backend.n_threads_batch)
         path = str(smollm2_path())
-        common = dict(model_path=path, n_ctx=N_CTX, n_threads=self.threads[0],
+        common: dict[str, Any] = dict(model_path=path, n_ctx=N_CTX, n_threads=self.threads[0],
                       n_threads_batch=self.threads[1], seed=0, verbose=False)  # fmt: skip
         self.llms: dict[str, Any] = {}
         if "edueval" in names:
@@ -197,10 +198,20 @@ def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def _ratios(engine: str, calls: list[Call], base: list[Call]) -> dict[str, float]:
+    """Per-call ``engine``/raw ratios of wall and CPU seconds: their median and maximum."""
+    wall = [c.seconds / r.seconds for c, r in zip(calls, base, strict=True)]
+    cpu = [c.cpu_seconds / r.cpu_seconds for c, r in zip(calls, base, strict=True)]
+    return {f"{engine}/raw": median(wall), f"{engine}/raw_max": max(wall),
+            f"{engine}/raw_cpu": median(cpu), f"{engine}/raw_cpu_max": max(cpu)}  # fmt: skip
+
+
 def summarise(calls: list[Call], engines: list[str]) -> list[dict[str, Any]]:
+    """One row per kind of prompt, then one over all calls (\"all\")."""
     rows = []
-    for kind in dict.fromkeys(c.kind for c in calls):
-        by = {e: [c for c in calls if c.kind == kind and c.engine == e] for e in engines}
+    kinds = list(dict.fromkeys(c.kind for c in calls))
+    for kind in kinds + (["all"] if len(kinds) > 1 else []):
+        by = {e: [c for c in calls if kind in ("all", c.kind) and c.engine == e] for e in engines}
         base = by.get("raw") or []
         row: dict[str, Any] = {"kind": kind, "calls": len(base)}
         ref = by.get("edueval") or base
@@ -211,24 +222,24 @@ def summarise(calls: list[Call], engines: list[str]) -> list[dict[str, Any]]:
             row[f"{e}_s"] = median([c.seconds for c in by[e]])
             row[f"{e}_cpu_s"] = median([c.cpu_seconds for c in by[e]])
             if e != "raw" and base:
-                row[f"{e}/raw_cpu"] = median(
-                    [c.cpu_seconds / r.cpu_seconds for c, r in zip(by[e], base, strict=True)]
-                )
-                row[f"{e}/raw"] = median(
-                    [c.seconds / r.seconds for c, r in zip(by[e], base, strict=True)]
-                )
-                row[f"{e}/raw_max"] = max(
-                    c.seconds / r.seconds for c, r in zip(by[e], base, strict=True)
-                )
+                row.update(_ratios(e, by[e], base))
         ed = by.get("edueval") or []
         if ed:
             row["edueval_prompt_eval_s"] = median([c.prompt_eval_s for c in ed])
             row["edueval_generation_s"] = median([c.generation_s for c in ed])
-            row["edueval_python_s"] = median(
-                [c.seconds - c.prompt_eval_s - c.generation_s for c in ed]
-            )
+            row["edueval_python_s"] = median([outside(c) for c in ed])
+        if ed and base:  # the time edueval adds outside llama.cpp, call by call
+            extra = [outside(c) - outside(r) for c, r in zip(ed, base, strict=True)]
+            row["edueval-raw_outside_s"] = median(extra)
+            row["edueval-raw_outside_max_s"] = max(extra)
         rows.append(row)
     return rows
+
+
+def outside(c: Call) -> float:
+    """Wall seconds of a call spent outside llama.cpp's prompt evaluation and generation (its
+    own timers, ``llama_perf_context``): Python, sampling glue, log-probabilities, waiting."""
+    return c.seconds - c.prompt_eval_s - c.generation_s
 
 
 def print_table(rows: list[dict[str, Any]], engines: list[str]) -> None:
@@ -236,11 +247,14 @@ def print_table(rows: list[dict[str, Any]], engines: list[str]) -> None:
     cols += [f"{e}_s" for e in engines]
     cols += [f"{e}/raw" for e in engines if e != "raw"]
     cols += [f"{e}/raw_cpu" for e in engines if e != "raw"]
-    cols += ["edueval/raw_max", "edueval_prompt_eval_s", "edueval_generation_s", "edueval_python_s"]
+    cols += ["edueval/raw_max", "edueval/raw_cpu_max"]
+    cols += ["edueval_prompt_eval_s", "edueval_generation_s", "edueval_python_s"]
+    cols += ["edueval-raw_outside_s", "edueval-raw_outside_max_s"]
     cols = [c for c in cols if any(c in r for r in rows)]
     head = {"tokens_in": "tok_in", "tokens_evaluated": "tok_eval", "tokens_out": "tok_out",
             "edueval_prompt_eval_s": "ed_prompt_s", "edueval_generation_s": "ed_gen_s",
-            "edueval_python_s": "ed_python_s"}  # fmt: skip
+            "edueval_python_s": "ed_python_s", "edueval-raw_outside_s": "ed-raw_outside_s",
+            "edueval-raw_outside_max_s": "ed-raw_outside_max_s"}  # fmt: skip
     print(" | ".join(head.get(c, c) for c in cols))
     for r in rows:
         cells = []
@@ -264,6 +278,20 @@ def write_json(args, threads, calls, engines, mismatches, lp_diff) -> None:
         json.dump(payload, fh, indent=1, default=str)
 
 
+def print_saved(path: str) -> int:
+    """The summary table of a run saved with ``--out`` (e.g. one cut short)."""
+    with open(path) as fh:
+        saved = json.load(fh)
+    calls = [Call(**c) for c in saved["calls"]]
+    engines = list(dict.fromkeys(c.engine for c in calls))
+    if "raw" in engines:  # only prompts that every engine answered (a run cut short)
+        done = {(c.kind, c.task) for c in calls if c.engine == engines[-1]}
+        calls = [c for c in calls if (c.kind, c.task) in done]
+    print_table(summarise(calls, engines), engines)
+    print(f"# greedy text identical across engines: {saved['greedy_identical']}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -281,7 +309,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="LocalBackend(n_threads=...); default: its own default")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="write every call and the summary as JSON")
+    ap.add_argument("--from-json", default=None, metavar="PATH",
+                    help="print the summary of a run saved with --out (no model is loaded)")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.from_json:
+        return print_saved(args.from_json)
     if args.quick:
         args.questions, args.per_question = 1, 2
         args.cot_max_tokens = args.cot_max_tokens or 16

@@ -71,3 +71,20 @@ def test_too_few_questions_outside_the_family_is_an_error(questions):
     build_tasks(four, shots=2, mcq=False)  # enough
     with pytest.raises(ValueError, match="outside each question's template family"):
         build_tasks(four, shots=3, mcq=False)
+
+
+def test_a_questions_four_prompts_share_their_examples_and_all_but_the_choice(questions):
+    """Issue 22: the examples are drawn once per question, so its four prompts differ only from
+    the choice on and a local model evaluates the long common prefix once.  The draws are seeded:
+    the same seed gives the same prompts, another seed other examples."""
+    tasks = build_tasks(questions, prompt="cot", shots=3, mcq=False, seed=2)
+    for i in range(0, len(tasks), 4):
+        four = [t.request.messages for t in tasks[i : i + 4]]
+        assert len({t.question_id for t in tasks[i : i + 4]}) == 1
+        assert all(m[:-1] == four[0][:-1] for m in four)  # system prompt and examples
+        heads = {m[-1]["content"].split("\nChoice: ")[0] for m in four}
+        assert len(heads) == 1  # the question and its rationales, in one order
+    again = build_tasks(questions, prompt="cot", shots=3, mcq=False, seed=2)
+    assert [t.request for t in again] == [t.request for t in tasks]
+    other = build_tasks(questions, prompt="cot", shots=3, mcq=False, seed=3)
+    assert [t.request.messages[1:-1] for t in other] != [t.request.messages[1:-1] for t in tasks]

@@ -77,8 +77,9 @@ def build_tasks(
     """Four identification tasks per question (one per choice) and, with ``mcq``, the question
     itself.  The rationales of a question are shown in one seeded order for all four of its
     choices (so a model that always answers the same label scores exactly 25%); few-shot examples
-    are drawn from ``seed`` too and always come from other questions - and, for questions with a
-    ``family`` (generated items), from other template families (:func:`_shot_pools`)."""
+    are drawn from ``seed`` too, once per question (its four prompts show the same examples and
+    differ only from the choice on), and always come from other questions - and, for questions
+    with a ``family`` (generated items), from other template families (:func:`_shot_pools`)."""
     if prompt not in PROMPTS:
         raise ValueError(f"prompt= must be one of {PROMPTS}")
     if scoring not in SCORINGS:
@@ -98,9 +99,11 @@ def build_tasks(
         perm = order_rng.permutation(4) if rationale_order == "shuffle" else range(4)
         order = "".join(LETTERS[j] for j in perm)
         shown = [rationales[LETTERS.index(o)] for o in order]
+        # one draw of examples per question, shared by its four prompts: they then differ only
+        # from the choice on, and a local model evaluates the common prefix once (issue 22)
+        examples = _shots(rows, pools[qi] if shots else [], shots, shot_rng, prompt)
         for letter in LETTERS:
             target = LETTERS[order.index(letter)]
-            examples = _shots(rows, pools[qi] if shots else [], shots, shot_rng, prompt)
             msgs = identification_messages(
                 q["question"],
                 q["passage"],

@@ -15,9 +15,11 @@ run one at a time (a ``llama_cpp.Llama`` is not thread-safe).
   ``logits_all``: llama.cpp computes the 49 k-wide output layer for the last prompt position only,
   not for every prompt token, and nothing sorts the vocabulary in Python (issue 22: a 3-shot
   chain-of-thought call in logprob mode spent most of its time there).
-* Consecutive prompts that share a prefix (the four identification prompts of a question without
-  few-shot examples) reuse it: llama.cpp keeps the previous call's tokens in its KV cache and
-  evaluates only what differs; calls are answered in the order they are sent.
+* Consecutive prompts that share a prefix (the four identification prompts of a question: the
+  same instructions, few-shot examples and question, up to the choice) reuse it: llama.cpp keeps
+  the previous call's tokens in its KV cache and evaluates only what differs.  Calls are answered
+  one at a time in the order they are sent (``serial``: the client's one-slot semaphore is
+  first come, first served), so a question's prompts follow one another.
 * Every call passes an explicit seed (the request's, else the backend's), so sampled answers at
   temperature > 0 do not depend on the order of the calls.
 * The per-call timeout is not enforced here (llama.cpp's chat API cannot be interrupted);
