@@ -51,7 +51,7 @@ def client():
 @pytest.fixture(scope="module")
 def raw(client):
     backend = client.backend
-    return llama_cpp.Llama(
+    llm = llama_cpp.Llama(
         model_path=str(smollm2_path()),
         n_ctx=N_CTX,
         n_threads=backend.n_threads,
@@ -60,6 +60,8 @@ def raw(client):
         logits_all=False,
         verbose=False,
     )
+    yield llm
+    llm.close()  # not at interpreter exit, where llama-cpp-python's finaliser fails noisily
 
 
 def _tasks(items, prompt: str):

@@ -50,7 +50,8 @@ def engines():
         logits_all=False,
         verbose=False,
     )
-    return backend, raw
+    yield backend, raw
+    raw.close()  # not at interpreter exit, where llama-cpp-python's finaliser fails noisily
 
 
 @pytest.fixture(scope="module")
