@@ -147,6 +147,29 @@ def e_step_tm(obs, bs, T, p, a_buf, b_buf, L, U, prod, g, h, stats):
     return e_step_block(obs, bs, T, 0, bs[0], p, a_buf, b_buf, L, U, prod, g, h, stats)
 
 
+@njit(cache=True, inline="always")
+def _squarem_point(p0, p1, p2, bounds, p3):
+    """SQUAREM's extrapolated point from three EM iterates into ``p3`` (clipped to ``bounds``);
+    False, and ``p3`` untouched, when the step length would not extrapolate (alpha >= -1)."""
+    rr = 0.0
+    vv = 0.0
+    for j in range(5):
+        r = p1[j] - p0[j]
+        v = p2[j] - 2.0 * p1[j] + p0[j]
+        rr += r * r
+        vv += v * v
+    if vv <= 0.0:
+        return False
+    alpha = -math.sqrt(rr / vv)
+    if alpha >= -1.0:
+        return False
+    for j in range(5):
+        r = p1[j] - p0[j]
+        v = p2[j] - 2.0 * p1[j] + p0[j]
+        p3[j] = _clip(p0[j] - 2.0 * alpha * r + alpha * alpha * v, bounds[j, 0], bounds[j, 1])
+    return True
+
+
 @njit(cache=True)
 def _em_one(obs, bs, T, init, fit_forget, bounds, max_iter, tol, accelerate, out):
     """EM from one starting point; out = [5 params, log-likelihood, E-steps, converged].
@@ -196,29 +219,14 @@ def _em_one(obs, bs, T, init, fit_forget, bounds, max_iter, tol, accelerate, out
         m_step(st1, p1, fit_forget, bounds, p2)
         ll2 = e_step_tm(obs, bs, T, p2, a_buf, b_buf, L, U, prod, g, h, st2)
         n_e += 1
-        rr = 0.0
-        vv = 0.0
-        for j in range(5):
-            r = p1[j] - p0[j]
-            v = p2[j] - 2.0 * p1[j] + p0[j]
-            rr += r * r
-            vv += v * v
         best_ll = ll2
         use3 = False
-        if vv > 0.0:
-            alpha = -math.sqrt(rr / vv)
-            if alpha < -1.0:
-                for j in range(5):
-                    r = p1[j] - p0[j]
-                    v = p2[j] - 2.0 * p1[j] + p0[j]
-                    p3[j] = _clip(
-                        p0[j] - 2.0 * alpha * r + alpha * alpha * v, bounds[j, 0], bounds[j, 1]
-                    )
-                ll3 = e_step_tm(obs, bs, T, p3, a_buf, b_buf, L, U, prod, g, h, st3)
-                n_e += 1
-                if ll3 > ll2 and math.isfinite(ll3):
-                    best_ll = ll3
-                    use3 = True
+        if _squarem_point(p0, p1, p2, bounds, p3):
+            ll3 = e_step_tm(obs, bs, T, p3, a_buf, b_buf, L, U, prod, g, h, st3)
+            n_e += 1
+            if ll3 > ll2 and math.isfinite(ll3):
+                best_ll = ll3
+                use3 = True
         gain = best_ll - ll0
         if use3:
             p0[:] = p3
@@ -505,25 +513,9 @@ def _em_advance(j, P, ST, LL, n_e, phase, active, conv, fit_forget, bounds, max_
             return
         best = 1
     elif ph == 2:
-        p0, p1, p2 = P[j, 0], P[j, 1], P[j, 2]
-        rr = 0.0
-        vv = 0.0
-        for m in range(5):
-            r = p1[m] - p0[m]
-            v = p2[m] - 2.0 * p1[m] + p0[m]
-            rr += r * r
-            vv += v * v
-        if vv > 0.0:
-            alpha = -math.sqrt(rr / vv)
-            if alpha < -1.0:
-                for m in range(5):
-                    r = p1[m] - p0[m]
-                    v = p2[m] - 2.0 * p1[m] + p0[m]
-                    P[j, 3, m] = _clip(
-                        p0[m] - 2.0 * alpha * r + alpha * alpha * v, bounds[m, 0], bounds[m, 1]
-                    )
-                phase[j] = 3
-                return
+        if _squarem_point(P[j, 0], P[j, 1], P[j, 2], bounds, P[j, 3]):
+            phase[j] = 3
+            return
         best = 2
     else:
         best = 3 if LL[j, 3] > LL[j, 2] and math.isfinite(LL[j, 3]) else 2
