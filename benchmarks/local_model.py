@@ -164,6 +164,10 @@ class Engines:
                 kw.update(logprobs=True, top_logprobs=req.top_logprobs)
             if engine == "raw-reset":
                 llm.reset()
+            # the threads edueval's backend chose for its last call (by load), so both engines
+            # run each prompt with the same settings
+            threads = getattr(self.llms.get("edueval"), "threads", None) or self.threads
+            lc.llama_set_n_threads(llm.ctx, *threads)
             t0, c0 = time.perf_counter(), time.process_time()
             out = llm.create_chat_completion(**kw)
             lps = (
@@ -329,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         reqs = {k: v for k, v in reqs.items() if k in keep}
     eng = Engines(engines, args.threads)
     threads = eng.threads
+    if eng.backend.auto_threads:
+        threads = (f"{threads[0]}-{eng.backend.cores} by load", threads[1])
     load = os.getloadavg()
     print(
         f"# threads (generation, prompt): {threads}; load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"

@@ -74,8 +74,8 @@ def test_too_few_questions_outside_the_family_is_an_error(questions):
 
 
 def test_a_questions_four_prompts_share_their_examples_and_all_but_the_choice(questions):
-    """Issue 22: the examples are drawn once per question, so its four prompts differ only from
-    the choice on and a local model evaluates the long common prefix once.  The draws are seeded:
+    """Issue 22: a question's four prompts show the same examples, so they differ only from the
+    choice on and a local model evaluates the long common prefix once.  The draws are seeded:
     the same seed gives the same prompts, another seed other examples."""
     tasks = build_tasks(questions, prompt="cot", shots=3, mcq=False, seed=2)
     for i in range(0, len(tasks), 4):
@@ -88,3 +88,27 @@ def test_a_questions_four_prompts_share_their_examples_and_all_but_the_choice(qu
     assert [t.request for t in again] == [t.request for t in tasks]
     other = build_tasks(questions, prompt="cot", shots=3, mcq=False, seed=3)
     assert [t.request.messages[1:-1] for t in other] != [t.request.messages[1:-1] for t in tasks]
+
+
+@pytest.mark.parametrize("seed", [0, 2, 7])
+def test_questions_share_one_set_of_examples_unless_the_family_rule_forbids_it(questions, seed):
+    """Issue 22: the examples come from one seeded ranking (the first k each question may use),
+    so every question that may show the most common set shows exactly it, word for word (the
+    same choice and rationale order), and a local model evaluates it once per run; the others
+    are the questions of its examples' families (and the examples themselves)."""
+    family_of = dict(zip(questions["question"], questions["family"], strict=True))
+    tasks = build_tasks(questions, prompt="cot", shots=3, mcq=False, seed=seed)
+    sets = {t.question_id: tuple(m["content"] for m in t.request.messages[1:-1]) for t in tasks}
+    own = {t.question_id: _question_of(t.request.messages[-1]["content"]) for t in tasks}
+    common = max(set(sets.values()), key=list(sets.values()).count)
+    common_fams = {family_of[_question_of(u)] for u in common[::2]}
+    for qid, shown in sets.items():
+        may_use_common = family_of[own[qid]] not in common_fams
+        assert (shown == common) == may_use_common, qid
+    assert sum(s == common for s in sets.values()) >= len(sets) // 2
+    # one choice and rationale order per example question, wherever it is shown
+    rendered: dict[str, set] = {}
+    for shown in sets.values():
+        for user, reply in zip(shown[::2], shown[1::2], strict=True):
+            rendered.setdefault(_question_of(user), set()).add((user, reply))
+    assert all(len(v) == 1 for v in rendered.values())

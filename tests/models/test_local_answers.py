@@ -10,9 +10,11 @@ messages, ``max_tokens``, greedy decoding and grammar.  For every prompt:
   them, raw's from its ``Llama``'s token buffer), and so are the text (hence the answer read from
   it), the token counts and the finish reason.
 
-The four identification prompts of a question show the same examples, so they share everything up
-to the choice and llama.cpp evaluates that prefix once: the client must send them consecutively
-(checked on the tokens llama.cpp evaluated, ``llama_perf_context``).
+The identification prompts share their instructions and examples (one set for the run, but for
+the questions its families exclude) and a question's four share everything up to the choice; the
+client sends a serial backend's calls in prefix order, so llama.cpp evaluates each shared prefix
+once: checked exactly on the tokens llama.cpp evaluated (``llama_perf_context``).  edueval
+generates with every core, raw llama-cpp-python with half: the thread count changes no token.
 
 Kept small: one shot per prompt (prompts of ~400-700 tokens) and short replies; about 6,000
 prompt tokens and 400 generated tokens per engine.  Needs the ``local`` extra.
@@ -32,6 +34,7 @@ from edueval.malalgo import build_tasks  # noqa: E402
 from edueval.malalgo.data import read_questions  # noqa: E402
 from edueval.misconceptions import generate_items  # noqa: E402
 from edueval.models import get_model  # noqa: E402
+from edueval.models.client import prefix_order  # noqa: E402
 from edueval.models.local import N_CTX, smollm2_path  # noqa: E402
 
 MAX_TOKENS = {"simple": 24, "cot": 12}  # simple: malalgo's own; CoT: the first tokens only
@@ -92,10 +95,17 @@ def _raw_call(raw, req) -> tuple[dict, list[str]]:
     return out, [raw.detokenize([int(t)]).decode("utf-8", errors="ignore") for t in ids]
 
 
+def _shared(a, b) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("prompt", ["simple", "cot"])
 def test_answers_equal_raw_llama_cpp_and_each_shared_prefix_is_evaluated_once(
-    items, client, raw, prompt
+    items, client, raw, prompt, monkeypatch
 ):
     tasks = _tasks(items, prompt)
     for qid in dict.fromkeys(t.question_id for t in tasks):
@@ -103,12 +113,18 @@ def test_answers_equal_raw_llama_cpp_and_each_shared_prefix_is_evaluated_once(
             t.request.messages for t in tasks if t.question_id == qid and t.kind == "identify"
         ]
         assert len(identify) == 4 and all(m[:-1] == identify[0][:-1] for m in identify)
-    llm = client.backend._model()
+    backend = client.backend
+    # every core for generation, whatever the load (raw: half of them): the thread count must
+    # not change a token
+    monkeypatch.setattr(backend, "generation_threads", lambda: backend.cores)
+    llm = backend._model()
     llm.reset()  # nothing reused from an earlier test
     llama_cpp.llama_perf_context_reset(llm.ctx)
-    # all at once, as malalgo run sends them: the serial backend must answer them in order
+    # all at once, as malalgo run sends them: the serial backend answers them in prefix order
     results = client.complete_many([t.request for t in tasks])
     evaluated = int(llama_cpp.llama_perf_context(llm.ctx).n_p_eval)
+    assert llm.threads == (backend.cores, backend.n_threads_batch)
+    prompts, buffers = [], []
     for t, got in zip(tasks, results, strict=True):
         ref, ref_tokens = _raw_call(raw, t.request)
         choice = ref["choices"][0]
@@ -120,11 +136,18 @@ def test_answers_equal_raw_llama_cpp_and_each_shared_prefix_is_evaluated_once(
         ours = [lp.token for lp in got.logprobs or []]
         assert len(ours) == got.completion_tokens, t.task_id
         assert ours[: len(ref_tokens)] == ref_tokens and len(ours) - len(ref_tokens) in (0, 1)
-    # each question's first identification prompt in full, then the other three from the choice
-    # on (the examples and the question are the previous prompt's), and the MCQ in full
-    first = sum(r.prompt_tokens for t, r in zip(tasks, results, strict=True)
-                if t.kind == "identify" and t.choice == "A")  # fmt: skip
-    other = sum(r.prompt_tokens for t, r in zip(tasks, results, strict=True)
-                if t.kind == "identify" and t.choice != "A")  # fmt: skip
-    mcq = sum(r.prompt_tokens for t, r in zip(tasks, results, strict=True) if t.kind == "mcq")
-    assert evaluated < first + other / 3 + mcq, (evaluated, first, other, mcq)
+        prompts.append(list(raw.input_ids[: got.prompt_tokens]))
+        buffers.append(list(raw.input_ids[: raw.n_tokens]))  # the KV cache after the call
+
+    # in prefix order each prompt evaluates only what the previous call's KV cache lacks (and at
+    # least its last token, as llama-cpp-python does): the examples once for all the questions
+    # that share them, a question once for its four choices
+    def cost(order) -> int:
+        total, previous = 0, []
+        for i in order:
+            total += len(prompts[i]) - min(_shared(previous, prompts[i]), len(prompts[i]) - 1)
+            previous = buffers[i]
+        return total
+
+    assert evaluated == cost(prefix_order([t.request for t in tasks]))
+    assert evaluated < cost(range(len(tasks)))  # fewer than in the order the prompts were built

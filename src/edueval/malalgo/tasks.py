@@ -76,10 +76,12 @@ def build_tasks(
 ) -> list[Task]:
     """Four identification tasks per question (one per choice) and, with ``mcq``, the question
     itself.  The rationales of a question are shown in one seeded order for all four of its
-    choices (so a model that always answers the same label scores exactly 25%); few-shot examples
-    are drawn from ``seed`` too, once per question (its four prompts show the same examples and
-    differ only from the choice on), and always come from other questions - and, for questions
-    with a ``family`` (generated items), from other template families (:func:`_shot_pools`)."""
+    choices (so a model that always answers the same label scores exactly 25%).  Few-shot
+    examples come from one seeded ranking of the file's questions (:func:`_shot_sets`): each
+    question shows the first ``shots`` of it that are other questions - and, for questions with a
+    ``family`` (generated items), of other template families (:func:`_shot_pools`) - so most
+    questions show the same examples, a question's four prompts differ only from the choice on,
+    and a local model evaluates the shared instructions and examples once per run."""
     if prompt not in PROMPTS:
         raise ValueError(f"prompt= must be one of {PROMPTS}")
     if scoring not in SCORINGS:
@@ -92,6 +94,7 @@ def build_tasks(
     rows = questions.to_dict(orient="records")
     pools = _shot_pools(rows) if shots else []
     _check_shots(rows, pools, shots)
+    examples_of = _shot_sets(rows, pools, shots, shot_rng, prompt)
     tasks: list[Task] = []
     for qi, q in enumerate(rows):
         rationales = [q[f"rationale_{x}"] for x in LETTERS]
@@ -99,9 +102,7 @@ def build_tasks(
         perm = order_rng.permutation(4) if rationale_order == "shuffle" else range(4)
         order = "".join(LETTERS[j] for j in perm)
         shown = [rationales[LETTERS.index(o)] for o in order]
-        # one draw of examples per question, shared by its four prompts: they then differ only
-        # from the choice on, and a local model evaluates the common prefix once (issue 22)
-        examples = _shots(rows, pools[qi] if shots else [], shots, shot_rng, prompt)
+        examples = examples_of[qi]
         for letter in LETTERS:
             target = LETTERS[order.index(letter)]
             msgs = identification_messages(
@@ -186,14 +187,27 @@ def _check_shots(rows: list[dict], pools: list[list[int]], k: int) -> None:
             )
 
 
-def _shots(
-    rows: list[dict], pool: list[int], k: int, rng: np.random.Generator, prompt: str
-) -> list[Shot]:
-    """``k`` worked examples drawn from ``pool`` (:func:`_shot_pools`)."""
+def _shot_sets(
+    rows: list[dict], pools: list[list[int]], k: int, rng: np.random.Generator, prompt: str
+) -> list[list[Shot]]:
+    """Each question's ``k`` worked examples: one seeded ranking of all the questions, and for
+    each question the first ``k`` of it that its pool allows (:func:`_shot_pools`), in ranking
+    order.  An example question is rendered once (one choice, one rationale order) and shown the
+    same way wherever it appears, so the questions that may use the head of the ranking - all but
+    those of its template families - share their examples word for word (issue 22: a local model
+    then evaluates them once per run, not once per question)."""
     if not k:
-        return []
-    others = rng.choice(pool, k, replace=False)
-    return [_shot(rows[int(j)], rng, prompt) for j in others]
+        return [[] for _ in rows]
+    ranking = [int(j) for j in rng.permutation(len(rows))]
+    chosen = []
+    for pool in pools:
+        allowed = set(pool)
+        chosen.append([j for j in ranking if j in allowed][:k])
+    position = {j: p for p, j in enumerate(ranking)}
+    last = max(position[j] for c in chosen for j in c)
+    # rendered in ranking order, so an example's draws do not depend on which questions use it
+    shot = {j: _shot(rows[j], rng, prompt) for j in ranking[: last + 1]}
+    return [[shot[j] for j in c] for c in chosen]
 
 
 _LETTER = re.compile(r"^\W*\(?([A-Da-d])\)?\W*$")

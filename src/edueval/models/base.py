@@ -68,7 +68,9 @@ class Backend(Protocol):
     model_id : identity used in cache keys (must change whenever answers could change): the model
         and where it runs -- the server identity, or the weights' SHA-256 (see
         :mod:`edueval.models.provenance`).
-    serial : True when the backend can only run one call at a time (the embedded model).
+    serial : True when the backend can only run one call at a time (the embedded model); the
+        client then answers calls first come, first served and sends a batch in
+        :func:`~edueval.models.client.prefix_order` (prompts sharing a prefix one after another).
     """
 
     name: str

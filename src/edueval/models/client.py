@@ -47,7 +47,19 @@ from .provenance import model_provenance, note_logging_backend
 from .retry import RetryPolicy
 from .types import ChatRequest, ChatResult, ModelStats
 
-__all__ = ["ModelClient"]
+__all__ = ["ModelClient", "prefix_order"]
+
+
+def prefix_order(requests: Sequence[ChatRequest]) -> list[int]:
+    """The requests' indices in lexicographic order of their conversations (message by message:
+    role, then text), ties in input order.  Prompts that share a prefix then follow one another,
+    longest shared prefixes next to each other (the depth-first order of their prefix tree), so a
+    backend that keeps the previous call's evaluated tokens (the embedded model's KV cache)
+    evaluates each distinct prefix once: e.g. the instructions and few-shot examples that every
+    identification prompt of a ``malalgo run`` shares, whatever order the protocol builds its
+    prompts in (issue 22)."""
+    keys = [tuple((m["role"], m["content"]) for m in r.messages) for r in requests]
+    return sorted(range(len(requests)), key=keys.__getitem__)
 
 
 class _LoopThread:
@@ -200,7 +212,7 @@ class ModelClient:
         # set when the caller gives up (Ctrl-C, a fatal error): no call of this batch leaves after
         # that, so a re-run repeats only the calls that were in flight at that moment
         stop = threading.Event()
-        futures = [loop.submit(self._guarded(r, stop=stop)) for r in requests]
+        futures = self._submit_all(loop, requests, stop)
         index = {id(f): i for i, f in enumerate(futures)}
         results: list[ChatResult | None] = [None] * len(futures)
         try:
@@ -216,6 +228,17 @@ class ModelClient:
             raise
         return results  # type: ignore[return-value]
 
+    def _submit_all(
+        self, loop: _LoopThread, requests: Sequence[ChatRequest], stop: threading.Event
+    ) -> list[cf.Future]:
+        """Submit every request; the futures come back in input order.  A serial backend answers
+        calls first come, first served, so they are submitted in :func:`prefix_order`."""
+        order = prefix_order(requests) if self.backend.serial else range(len(requests))
+        futures: list[cf.Future | None] = [None] * len(requests)
+        for i in order:
+            futures[i] = loop.submit(self._guarded(requests[i], stop=stop))
+        return futures  # type: ignore[return-value]
+
     async def acomplete(self, request: ChatRequest) -> ChatResult:
         """Async :meth:`complete`, usable from any event loop."""
         fut = self._ensure_loop().submit(self._guarded(request))
@@ -225,7 +248,7 @@ class ModelClient:
         """Async :meth:`complete_many` (no progress bar), results in input order."""
         loop = self._ensure_loop()
         stop = threading.Event()
-        futs = [asyncio.wrap_future(loop.submit(self._guarded(r, stop=stop))) for r in requests]
+        futs = [asyncio.wrap_future(f) for f in self._submit_all(loop, requests, stop)]
         try:
             return [_unwrap(v) for v in await asyncio.gather(*futs)]
         except BaseException:

@@ -15,11 +15,13 @@ run one at a time (a ``llama_cpp.Llama`` is not thread-safe).
   ``logits_all``: llama.cpp computes the 49 k-wide output layer for the last prompt position only,
   not for every prompt token, and nothing sorts the vocabulary in Python (issue 22: a 3-shot
   chain-of-thought call in logprob mode spent most of its time there).
-* Consecutive prompts that share a prefix (the four identification prompts of a question: the
-  same instructions, few-shot examples and question, up to the choice) reuse it: llama.cpp keeps
-  the previous call's tokens in its KV cache and evaluates only what differs.  Calls are answered
-  one at a time in the order they are sent (``serial``: the client's one-slot semaphore is
-  first come, first served), so a question's prompts follow one another.
+* Consecutive prompts that share a prefix (e.g. ``malalgo run``'s identification prompts: the
+  same instructions and few-shot examples, then a question's four share the question up to the
+  choice) reuse it: llama.cpp keeps the previous call's tokens in its KV cache and evaluates only
+  what differs.  Calls are answered one at a time in the order they are sent (``serial``: the
+  client's one-slot semaphore is first come, first served), and the client sends a batch in
+  :func:`~edueval.models.client.prefix_order`, so prompts sharing a prefix follow one another.
+* Generation threads follow the machine's load (:meth:`LocalBackend.generation_threads`).
 * Every call passes an explicit seed (the request's, else the backend's), so sampled answers at
   temperature > 0 do not depend on the order of the calls.
 * The per-call timeout is not enforced here (llama.cpp's chat API cannot be interrupted);
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Reply, RequestFailed
+from .cpu_share import OtherLoad
 from .errors import ModelConfigError
 from .provenance import weights_sha256
 from .types import ChatRequest, TokenLogprob
@@ -97,12 +100,14 @@ class LocalBackend:
     ----------
     model_path : a GGUF chat model; default :func:`smollm2_path`.
     n_ctx : context window in tokens.
-    n_threads : CPU threads for generating tokens (and, when ``n_threads_batch`` is not given, for
-        evaluating the prompt too); default half the cores available to the process, at least 1
-        -- llama-cpp-python's own default.  Generating one token is a chain of small steps that
-        every thread must finish before the next starts, so a thread that is not scheduled stalls
-        the others: on 2 cores shared with other jobs, 2 threads generated 5-10x slower than 1
-        (issue 22).
+    n_threads : CPU threads for generating tokens; default ``None``: chosen before each call
+        (:meth:`generation_threads`) -- every core available to the process while the other
+        processes used under a quarter of a core since the previous call, else half of them (at
+        least 1, llama-cpp-python's own default).  Generating one token is a chain of small steps
+        that every thread must finish before the next starts, so a thread that is not scheduled
+        stalls the others: on 2 idle cores 2 threads generate ~1.5x faster than 1, on 2 cores
+        shared with other jobs 5-10x slower (issue 22; :mod:`~edueval.models.cpu_share`).  The
+        thread count never changes the answer.
     n_threads_batch : CPU threads for evaluating the prompt (large steps, little waiting); default
         ``n_threads`` when that is given, else all cores available.
     seed : sampler seed for requests that give none.
@@ -129,6 +134,8 @@ class LocalBackend:
             self.name = f"local:{self.path}"
         self.n_ctx = int(n_ctx)
         cores = _n_threads()
+        self.cores = cores
+        self.auto_threads = not n_threads
         self.n_threads = int(n_threads) if n_threads else max(1, cores // 2)
         if n_threads_batch:
             self.n_threads_batch = int(n_threads_batch)
@@ -141,6 +148,25 @@ class LocalBackend:
             self.llama_version = "missing"
         self._grammars: dict[str, Any] = {}
         self._model_id: str | None = None
+        self._other_load = OtherLoad()
+        self._gen_threads = self.n_threads
+
+    IDLE_OTHER_CORES = 0.25
+    """Other processes' average load (cores) under which generation uses every core."""
+
+    def generation_threads(self) -> int:
+        """Threads for the next call's generation: ``n_threads`` when it was given; otherwise
+        every core while the other processes kept under :attr:`IDLE_OTHER_CORES` cores busy
+        since the previous call, half of them when they kept more busy, and the previous choice
+        when the interval was too short to tell (half at first; the first interval runs from
+        the backend's creation to its first call)."""
+        if not self.auto_threads:
+            return self.n_threads
+        other = self._other_load.sample()
+        if other is not None:
+            idle = other < self.IDLE_OTHER_CORES
+            self._gen_threads = self.cores if idle else max(1, self.cores // 2)
+        return self._gen_threads
 
     @property
     def weights_sha256(self) -> str:
@@ -176,7 +202,8 @@ class LocalBackend:
         }
 
     def describe(self) -> str:
-        return f"{self.name} ({self.path.name} via llama-cpp-python, {self.n_threads}/{self.n_threads_batch} threads)"
+        gen = f"{self.n_threads}-{self.cores} (by load)" if self.auto_threads else self.n_threads
+        return f"{self.name} ({self.path.name} via llama-cpp-python, {gen}/{self.n_threads_batch} threads)"
 
     def _model(self) -> Any:
         key = (str(self.path), self.n_ctx, self.n_threads, self.n_threads_batch)
@@ -231,6 +258,10 @@ class LocalBackend:
             kwargs["response_format"] = {"type": "json_object"}
         recorder = None if request.top_logprobs is None else _TopLogprobs(llm, request.top_logprobs)
         with _CALL_LOCK:
+            threads = (self.generation_threads(), self.n_threads_batch)
+            if getattr(llm, "threads", None) != threads:
+                _import_llama().llama_set_n_threads(llm.ctx, *threads)
+                llm.threads = threads
             llm.recorder = recorder
             try:
                 out = llm.create_chat_completion(**kwargs)
@@ -269,6 +300,7 @@ def _llama_class(llama_cpp: Any) -> Any:
 
         class _RecordingLlama(llama_cpp.Llama):
             recorder: _TopLogprobs | None = None
+            threads: tuple[int, int] | None = None  # (generation, prompt) set on the context
 
             def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Any:
                 gen = super().generate(tokens, *args, **kwargs)
