@@ -116,7 +116,8 @@ def normalise_questions(df: pd.DataFrame) -> pd.DataFrame:
             out[col] = values.where(values.notna(), None)
         else:
             out[col] = None
-    out["passage"] = out["passage"].fillna("").astype(str)
+    passage = out["passage"].astype(object)  # an all-empty column is read as float NaN
+    out["passage"] = passage.where(passage.notna(), "").astype(str)
     return out.reset_index(drop=True).pipe(_keep_attrs, df)
 
 
