@@ -173,3 +173,24 @@ def test_connor_power_holds_by_simulation():
     b, c = t[:, 1], t[:, 2]
     power = np.mean(np.abs(b - c) / np.sqrt(b + c) > sps.norm.isf(0.025))
     assert 0.77 <= power <= 0.84, power
+
+
+def test_clustered_difference_interval_stays_within_minus_one_and_one():
+    """With 3 questions the t(2) quantile is 4.30: the CR1 interval of an MIA difference of
+    0.78 reaches past 1; the comparison's interval is clipped to the differences possible, and
+    equals statsmodels' inside."""
+    cluster = np.repeat(np.arange(3), 3)
+    d = np.array([1, 1, 1, 1, 1, 1, 0, 1, 0], dtype=float)
+    mean, se, lo, hi, p = _ols_cluster(d, cluster)
+    assert hi > 1  # the unclipped interval
+    x, y = d.astype(int), np.zeros(9, int)
+    arms = [
+        _arm(name, {"metric": "mia", "unit": [f"{q}:{c}" for q in range(3) for c in "ABC"],
+                    "cluster": [str(q) for q in cluster], "correct": v, "status": "ok"})
+        for name, v in (("a", x), ("b", y))
+    ]  # fmt: skip
+    row = compare(arms, reference="b").differences.iloc[0]
+    assert row["ci_high"] == 1.0 and row["ci_low"] == pytest.approx(lo, rel=1e-10)
+    assert row["difference"] == pytest.approx(mean) and row["p"] == pytest.approx(p)
+    neg = compare(arms, reference="a").differences.iloc[0]
+    assert neg["ci_low"] == -1.0 and neg["ci_high"] == pytest.approx(-lo, rel=1e-10)

@@ -12,7 +12,7 @@ reference with a paired interval and test, the items being the unit:
 * **several rows per item** (MIA, three incorrect choices per question; QG-SMS's AA, two orders
   per pair): the mean of the per-row differences with its question-clustered (CR1) standard
   error and a t interval and test on ``G − 1`` df (statsmodels' OLS of the differences on a
-  constant with cluster-robust SEs);
+  constant with cluster-robust SEs), the interval clipped to [-1, 1];
 * **a continuous score per item** (tutor replies' token F1 with the real teacher's reply, per
   target turn, clustered by dialogue): each run's mean with its dialogue-clustered (CR1) t
   interval on ``G − 1`` df, and the clustered paired difference as for MIA.
@@ -194,10 +194,13 @@ def _clustered_difference(x, y, cluster, spec, alpha, power, detect) -> dict:
     needed = (int(math.ceil(r.n_clusters * ((za + zb) * r.se / detect) ** 2))
               if detect and r.se > 0 else None)  # fmt: skip
     b, c = int((d > 0).sum()), int((d < 0).sum())
+    # the outcomes lie in [0, 1], so a difference lies in [-1, 1]: with few clusters the t
+    # interval can reach past that, and clipping to the possible values changes no coverage
+    lo, hi = (float(np.clip(v, -1.0, 1.0)) for v in (r.low, r.high))
     # for a continuous score: ``run_only`` / ``reference_only`` are the rows where the run
     # scores higher / lower; ``both_right`` / ``both_wrong`` those where both score 1 / 0
     return {
-        "difference": r.mean, "ci_low": r.low, "ci_high": r.high,
+        "difference": r.mean, "ci_low": lo, "ci_high": hi,
         "ci_method": (f"clustered by {spec.cluster[:-1]} (CR1), t({r.n_clusters - 1})"
                       if r.method == "cr1" else r.method),
         "test": ("paired t, clustered by " + spec.cluster[:-1]) if r.method == "cr1"
