@@ -31,6 +31,8 @@ run one at a time (a ``llama_cpp.Llama`` is not thread-safe).
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import json
 import os
 import threading
@@ -52,6 +54,17 @@ N_CTX = 2048
 _CALL_LOCK = threading.Lock()  # one llama.cpp call at a time in this process
 _LOAD_LOCK = threading.Lock()
 _LOADED: dict[tuple[str, int, int, int], Any] = {}  # (path, n_ctx, threads, batch threads) -> Llama
+
+
+@atexit.register
+def _close_loaded() -> None:
+    """Free the loaded models at exit, before the interpreter tears modules down (llama-cpp-python's
+    own finaliser, run after that, prints an ignored ``AttributeError``)."""
+    with _LOAD_LOCK:
+        for llm in _LOADED.values():
+            with contextlib.suppress(Exception):
+                llm.close()
+        _LOADED.clear()
 
 
 def smollm2_path() -> Path:
