@@ -3,6 +3,7 @@ reading the model's answers (generated JSON, or the letters' log-probabilities).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -202,7 +203,7 @@ def _shot_sets(
     chosen = []
     for pool in pools:
         allowed = set(pool)
-        chosen.append([j for j in ranking if j in allowed][:k])
+        chosen.append(list(itertools.islice((j for j in ranking if j in allowed), k)))
     position = {j: p for p, j in enumerate(ranking)}
     last = max(position[j] for c in chosen for j in c)
     # rendered in ranking order, so an example's draws do not depend on which questions use it
