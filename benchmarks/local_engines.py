@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     for kind, reqs in kinds.items():
         same_text = same_answer = 0
         ratios = []
-        for _, req in reqs:
+        for task, req in reqs:
             out = {}
             for name, backend in engines.items():
                 t0 = time.perf_counter()
@@ -58,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
                 out[name] = (reply.text, time.perf_counter() - t0)
             (a, ta), (b, tb) = out["xllamacpp"], out["llama-cpp-python"]
             same_text += a == b
+            if a != b and not req.json_schema:
+                at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+                print(f"  {kind} {task}: texts part at character {at}: "
+                      f"xllamacpp {a[max(0, at - 12) : at + 12]!r}, "
+                      f"llama-cpp-python {b[max(0, at - 12) : at + 12]!r}")  # fmt: skip
             same_answer += _answer(a) == _answer(b)
             ratios.append(ta / tb)
         print(f"{kind:22s} {len(reqs):5d} {same_text:9d} {same_answer:11d}  "
