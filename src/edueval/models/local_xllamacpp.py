@@ -160,11 +160,18 @@ class XllamacppModel:
         logprobs = None
         if request.top_logprobs is not None:
             logprobs = _logprobs(choice.get("logprobs"), int(request.top_logprobs))
+        n_out = usage.get("completion_tokens")
+        if n_out and choice.get("finish_reason") == "stop" and not request.stop:
+            # ended by the end-of-turn token: the server counts it and lists its log-probability;
+            # llama-cpp-python does neither (it is not part of the reply)
+            n_out -= 1
+            if logprobs:
+                logprobs = logprobs[:-1]
         return Reply(
             text=choice["message"].get("content") or "",
             logprobs=logprobs,
             prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
+            completion_tokens=n_out,
             finish_reason=choice.get("finish_reason"),
             server=server_name,
         )
