@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import json
 import os
 import threading
 from importlib.metadata import PackageNotFoundError, files, version
@@ -47,6 +46,7 @@ from typing import Any
 from .base import Reply, RequestFailed
 from .cpu_share import OtherLoad
 from .errors import ModelConfigError
+from .local_xllamacpp import cached_grammar
 from .provenance import weights_sha256
 from .types import ChatRequest, TokenLogprob
 
@@ -289,18 +289,12 @@ class LocalBackend:
         return llm
 
     def _grammar(self, schema: Any) -> Any:
-        text = json.dumps(schema, sort_keys=True)
-        grammar = self._grammars.get(text)
-        if grammar is None:
-            llama_cpp = _import_llama()
-            try:
-                grammar = llama_cpp.LlamaGrammar.from_json_schema(text, verbose=False)
-            except Exception as exc:  # unsupported schema feature: the request cannot succeed
-                raise RequestFailed(
-                    "schema", f"JSON schema not supported by the grammar: {exc}"
-                ) from None
-            self._grammars[text] = grammar
-        return grammar
+        llama_cpp = _import_llama()
+        return cached_grammar(
+            self._grammars,
+            schema,
+            lambda t: llama_cpp.LlamaGrammar.from_json_schema(t, verbose=False),
+        )
 
     async def generate(self, request: ChatRequest, timeout: float) -> Reply:
         return await asyncio.to_thread(self._generate_sync, request)

@@ -33,6 +33,7 @@ import json
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from .base import Reply, RequestFailed
 from .errors import ModelConfigError
 from .types import ChatRequest, TokenLogprob
 
-__all__ = ["XllamacppModel", "load", "COMPACT_JSON"]
+__all__ = ["XllamacppModel", "load", "COMPACT_JSON", "cached_grammar"]
 
 COMPACT_JSON = {"whitespace_flexible": False, "key_separator": ": ", "item_separator": ", "}
 """llguidance's JSON options for schema-constrained replies: no optional whitespace."""
@@ -117,17 +118,7 @@ class XllamacppModel:
         """The llguidance grammar of a JSON schema, written compactly (:data:`COMPACT_JSON`)."""
         if isinstance(schema, dict) and "x-guidance" not in schema:
             schema = {**schema, "x-guidance": COMPACT_JSON}
-        text = json.dumps(schema, sort_keys=True)
-        grammar = self._grammars.get(text)
-        if grammar is None:
-            try:
-                grammar = self._xl.json_schema_to_grammar(text)
-            except Exception as exc:  # unsupported schema feature: the request cannot succeed
-                raise RequestFailed(
-                    "schema", f"JSON schema not supported by the grammar: {exc}"
-                ) from None
-            self._grammars[text] = grammar
-        return grammar
+        return cached_grammar(self._grammars, schema, self._xl.json_schema_to_grammar)
 
     def body(self, request: ChatRequest, seed: int) -> dict[str, Any]:
         """The server request for ``request`` (prompt cache on: a shared prefix is reused)."""
@@ -175,6 +166,22 @@ class XllamacppModel:
             finish_reason=choice.get("finish_reason"),
             server=server_name,
         )
+
+
+def cached_grammar(cache: dict[str, Any], schema: Any, compile: Callable[[str], Any]) -> Any:
+    """``compile(schema as sorted JSON)``, once per schema (either engine's grammar); a schema the
+    compiler rejects makes the request fail as sent (``RequestFailed("schema", ...)``)."""
+    text = json.dumps(schema, sort_keys=True)
+    grammar = cache.get(text)
+    if grammar is None:
+        try:
+            grammar = compile(text)
+        except Exception as exc:  # unsupported schema feature: the request cannot succeed
+            raise RequestFailed(
+                "schema", f"JSON schema not supported by the grammar: {exc}"
+            ) from None
+        cache[text] = grammar
+    return grammar
 
 
 def _logprobs(lp: Any, k: int) -> list[TokenLogprob]:
