@@ -36,6 +36,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("models/registry.py", "--endpoints"): "ModelConfigError is not translated by the CLI",
     # a pip command line to run, not an edueval flag
     ("models/local.py", "--force-reinstall"): "pip's flag in the pip command to run",
+    ("models/local.py", "--no-deps"): "pip's flag in the pip command to run",
 }
 
 
