@@ -80,11 +80,35 @@ def test_unreadable_stat_gives_no_measurement(tmp_path):
     assert load.sample() is None
 
 
+def test_a_first_sample_asked_to_wait_extends_a_short_interval(tmp_path, monkeypatch):
+    stat = tmp_path / "stat"
+    clock = {"wall": 100.0, "own": 10.0}
+    slept = []
+
+    def sleep(s):  # the other processes use 1 core while this process sleeps
+        slept.append(s)
+        clock["wall"] += s
+        _write_stat(stat, busy_ticks=1000 + round(s * HZ), idle_ticks=9000 + round(s * HZ))
+
+    monkeypatch.setattr(cpu_share.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(cpu_share.time, "process_time", lambda: clock["own"])
+    monkeypatch.setattr(cpu_share.time, "sleep", sleep)
+    _write_stat(stat, busy_ticks=1000, idle_ticks=9000)
+    load = OtherLoad(str(stat))
+    clock["wall"] += 0.05  # the first call comes 50 ms after the backend was made
+    assert load.sample(wait=True) == pytest.approx(0.2 / 0.25)
+    assert slept == [pytest.approx(0.2)]
+    clock["wall"] += 0.05
+    assert load.sample() is None and len(slept) == 1  # without wait: no answer, no sleep
+
+
 class _Scripted:
     def __init__(self, values):
         self.values = list(values)
+        self.waits: list[bool] = []
 
-    def sample(self):
+    def sample(self, wait=False):
+        self.waits.append(wait)
         return self.values.pop(0)
 
 
@@ -96,9 +120,14 @@ def test_the_backend_uses_every_core_only_while_the_others_are_idle(monkeypatch)
     auto = LocalBackend()
     assert auto.auto_threads and auto.cores == 4 and auto.n_threads == 2
     auto._other_load = _Scripted([None, 0.1, 0.3, None, 0.0, 2.5])
-    # first call: too short to tell -> half; idle -> all 4; busy -> half; no measurement ->
+    # first call: unmeasurable -> half; idle -> all 4; busy -> half; no measurement ->
     # the previous choice; idle -> 4; busy -> 2
     assert [auto.generation_threads() for _ in range(6)] == [2, 4, 2, 2, 4, 2]
+    # calls wait for a measurement until there is one (the first two here), then never
+    assert auto._other_load.waits == [True, True, False, False, False, False]
+    idle_first = LocalBackend()
+    idle_first._other_load = _Scripted([0.0])
+    assert idle_first.generation_threads() == 4  # the first call runs on every idle core
     assert "2-4 (by load)/4 threads" in auto.describe()
     fixed = LocalBackend(n_threads=3)
     fixed._other_load = _Scripted([0.0, 0.0])

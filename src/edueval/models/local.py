@@ -209,6 +209,7 @@ class LocalBackend:
         self._grammars: dict[str, Any] = {}
         self._model_id: str | None = None
         self._other_load = OtherLoad()
+        self._load_measured = False
         self._gen_threads = self.n_threads
 
     IDLE_OTHER_CORES = 0.25
@@ -218,12 +219,15 @@ class LocalBackend:
         """Threads for the next call's generation: ``n_threads`` when it was given; otherwise
         every core while the other processes kept under :attr:`IDLE_OTHER_CORES` cores busy
         since the previous call, half of them when they kept more busy, and the previous choice
-        when the interval was too short to tell (half at first; the first interval runs from
-        the backend's creation to its first call)."""
+        when the interval was too short to tell.  The first interval runs from the backend's
+        creation to its first call; the first call measures at least
+        :attr:`~edueval.models.cpu_share.OtherLoad.MIN_INTERVAL_S` (a short wait when the call
+        comes sooner), so it too runs on every core of an idle machine (half when unmeasurable)."""
         if not self.auto_threads:
             return self.n_threads
-        other = self._other_load.sample()
+        other = self._other_load.sample(wait=not self._load_measured)
         if other is not None:
+            self._load_measured = True
             idle = other < self.IDLE_OTHER_CORES
             self._gen_threads = self.cores if idle else max(1, self.cores // 2)
         return self._gen_threads

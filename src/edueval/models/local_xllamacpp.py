@@ -11,10 +11,11 @@ answers relate to llama-cpp-python's (measured in ``tests/models/test_local_engi
   prompt tokens as llama-cpp-python's;
 * flash attention is off (llama-cpp-python's default): with llama.cpp's ``auto`` the greedy text
   changes at near-tied tokens;
-* free-text greedy replies are the same tokens (all 100 of a 20-question MalAlgoQA run), except
-  that the server's reuse of its prompt cache can change a reply (one prompt, seen when prompts
-  arrived in another order); log-probabilities agree to ~2e-4, and the server reports a character
-  split over several tokens (``' ÷'``) as one entry;
+* free-text greedy replies are the same tokens (all 100 of a 20-question MalAlgoQA run);
+  log-probabilities agree to ~2e-4, and the server reports a character split over several tokens
+  (``' ÷'``) as one entry.  The server's host-memory prompt cache is off: with it (llama.cpp's
+  default, up to 8 GiB of RAM) a prompt sent again after another was answered from a restored
+  state, and its greedy reply changed;
 * JSON-schema replies are written compactly (``{"key": "value", ...}``: no optional whitespace)
   through llama.cpp's llguidance grammar; llama-cpp-python's grammar allows one optional space at
   each separator, so the two engines' JSON differs in spacing and, at near ties, may differ in
@@ -49,6 +50,11 @@ __all__ = ["XllamacppModel", "load", "COMPACT_JSON", "cached_grammar"]
 
 COMPACT_JSON = {"whitespace_flexible": False, "key_separator": ": ", "item_separator": ", "}
 """llguidance's JSON options for schema-constrained replies: no optional whitespace."""
+
+N_UBATCH = 256
+"""Tokens per step of prompt evaluation (llama-cpp-python: 512).  This build evaluates prompts
+~15% faster in steps of 256 than of 512 on a 2-core AVX2 machine (``benchmarks/local_engines.py``);
+llama-cpp-python's speed does not change between the two, and neither do the tokens."""
 
 _LOCK = threading.Lock()
 _LOADED: dict[tuple[str, int, int, int], XllamacppModel] = {}
@@ -98,8 +104,12 @@ class XllamacppModel:
         params = xl.CommonParams()
         params.model.path = str(path)
         params.n_ctx = n_ctx
-        params.n_batch = params.n_ubatch = 512  # llama-cpp-python's
+        params.n_batch = 512  # llama-cpp-python's
+        params.n_ubatch = N_UBATCH
         params.n_parallel = 1  # one slot: consecutive prompts share its KV cache
+        # no host-memory prompt cache (llama.cpp's default: up to 8 GiB): a prompt state
+        # restored from it changed a greedy reply (a prompt sent again after another)
+        params.cache_ram_mib = 0
         params.cpuparams.n_threads = n_threads
         params.cpuparams_batch.n_threads = n_threads_batch
         params.flash_attn_type = 0  # off, as llama-cpp-python: "auto" changes near-tied tokens
