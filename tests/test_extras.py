@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from edueval.extras import EXTRAS, MissingExtra, ensure, install_command, require
+from edueval.extras import EXTRAS, MissingExtra, ensure, install_command, installed, require
 from edueval.misconceptions import generate_items
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +63,16 @@ def test_require_raises_an_import_error_of_one_line_naming_the_extra(monkeypatch
         ensure(("json", "llama_cpp_not_there"), "local", "--model local")
     ensure("json", "local", "--model local")  # present: nothing raised
     assert install_command("scale") == 'pip install "edueval[scale]"'
+
+
+def test_installed_finds_modules_without_importing_them(monkeypatch):
+    assert installed("json") and installed("edueval.extras")
+    assert not installed("no_such_module_here")
+    assert not installed("no_such_package_here.sub")  # the parent is missing
+    monkeypatch.setitem(sys.modules, "json", None)  # marked absent
+    assert not installed("json")
+    sys.modules.pop("email.mime.audio", None)
+    assert installed("email.mime.audio") and "email.mime.audio" not in sys.modules
 
 
 def test_the_library_entry_points_raise_missing_extra(monkeypatch, tmp_path):

