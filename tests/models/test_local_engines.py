@@ -98,7 +98,7 @@ def test_the_identity_and_provenance_name_the_runtime(xl_backend):
     from importlib.metadata import version
 
     v = version("xllamacpp")
-    assert xl_backend.model_id.endswith(f"/ctx2048/xllamacpp-{v}")
+    assert xl_backend.model_id.endswith(f"/ctx2048/xllamacpp-{v}/ub256-ram0")
     assert xl_backend.provenance()["runtime"] == f"xllamacpp {v}"
     assert "via xllamacpp" in xl_backend.describe()
     if "llama-cpp-python" in _installed():

@@ -236,12 +236,18 @@ class LocalBackend:
     @property
     def model_id(self) -> str:
         """The cache identity: answers can change with the weights (their SHA-256, whatever the
-        file is called), the context size or the llama.cpp build.  Computed on first use (the
+        file is called), the context size, the llama.cpp build or (xllamacpp) the engine settings
+        named by ``SETTINGS_TAG``.  Computed on first use (the
         model is loaded once per process too, so a file changed afterwards is not seen)."""
         if self._model_id is None:
             sha, ctx, llama = self.weights_sha256, self.n_ctx, self.llama_version
-            runtime = "llama-cpp" if self.engine == "llama-cpp-python" else self.engine
-            self._model_id = f"local/sha256:{sha}/ctx{ctx}/{runtime}-{llama}"
+            if self.engine == "llama-cpp-python":
+                runtime = f"llama-cpp-{llama}"
+            else:
+                from .local_xllamacpp import SETTINGS_TAG
+
+                runtime = f"{self.engine}-{llama}/{SETTINGS_TAG}"
+            self._model_id = f"local/sha256:{sha}/ctx{ctx}/{runtime}"
         return self._model_id
 
     def provenance(self) -> dict[str, Any]:

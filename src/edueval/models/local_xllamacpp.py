@@ -46,7 +46,14 @@ from .base import Reply, RequestFailed
 from .errors import ModelConfigError
 from .types import ChatRequest, TokenLogprob
 
-__all__ = ["XllamacppModel", "load", "COMPACT_JSON", "cached_grammar"]
+__all__ = [
+    "XllamacppModel",
+    "load",
+    "COMPACT_JSON",
+    "CACHE_RAM_MIB",
+    "SETTINGS_TAG",
+    "cached_grammar",
+]
 
 COMPACT_JSON = {"whitespace_flexible": False, "key_separator": ": ", "item_separator": ", "}
 """llguidance's JSON options for schema-constrained replies: no optional whitespace."""
@@ -56,6 +63,15 @@ N_UBATCH = 256
 1,429-token prompt at 88 tokens/s in steps of 256 against 82 in steps of 512 (2-core AVX2
 machine, interleaved; benchmarks/RESULTS.md), with the same log-probabilities; llama-cpp-python's
 speed does not change between the two."""
+
+CACHE_RAM_MIB = 0
+"""llama.cpp's host-memory prompt cache (its server's default: up to 8 GiB of saved prompt states)
+is off: a prompt state restored from it changed a greedy reply (a prompt sent again after
+another; tests/models/test_local_engines.py)."""
+
+SETTINGS_TAG = f"ub{N_UBATCH}-ram{CACHE_RAM_MIB}"
+"""The settings that can change a reply, in the cache identity after the version: replies cached
+with other settings (steps of 512, the host-memory prompt cache on) are not reused."""
 
 _LOCK = threading.Lock()
 _LOADED: dict[tuple[str, int, int, int], XllamacppModel] = {}
@@ -108,9 +124,7 @@ class XllamacppModel:
         params.n_batch = 512  # llama-cpp-python's
         params.n_ubatch = N_UBATCH
         params.n_parallel = 1  # one slot: consecutive prompts share its KV cache
-        # no host-memory prompt cache (llama.cpp's default: up to 8 GiB): a prompt state
-        # restored from it changed a greedy reply (a prompt sent again after another)
-        params.cache_ram_mib = 0
+        params.cache_ram_mib = CACHE_RAM_MIB
         params.cpuparams.n_threads = n_threads
         params.cpuparams_batch.n_threads = n_threads_batch
         params.flash_attn_type = 0  # off, as llama-cpp-python: "auto" changes near-tied tokens

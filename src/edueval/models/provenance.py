@@ -14,7 +14,8 @@ answer for each other:
   endpoints file names a ``cache_id``, else ``openai/<model>@<the sorted normalised URLs>``
   (adding or removing a replica then starts a new cache: write a ``cache_id`` to keep it);
 * the embedded model: ``local/sha256:<SHA-256 of the weights file>/ctx<n>/llama-cpp-<version>`` (llama-cpp-python)
-  or ``.../xllamacpp-<version>``.
+  or ``.../xllamacpp-<version>/<settings>`` (``SETTINGS_TAG``: prompt step size, no host-memory
+  prompt cache).
 
 Entries written before the key held the server simply miss (they stay in the SQLite file, unused,
 until the cache is cleared).
