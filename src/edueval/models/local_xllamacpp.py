@@ -16,10 +16,10 @@ answers relate to llama-cpp-python's (measured in ``tests/models/test_local_engi
   (``' ÷'``) as one entry.  The server's host-memory prompt cache is off: with it (llama.cpp's
   default, up to 8 GiB of RAM) a prompt sent again after another was answered from a restored
   state, and its greedy reply changed;
-* JSON-schema replies are written compactly (``{"key": "value", ...}``: no optional whitespace)
-  through llama.cpp's llguidance grammar; llama-cpp-python's grammar allows one optional space at
-  each separator, so the two engines' JSON differs in spacing and, at near ties, may differ in
-  content;
+* JSON-schema replies are constrained by the same grammar as llama-cpp-python's (one optional
+  space at each separator, :mod:`~edueval.models.json_grammar`) for the schemas edueval's
+  protocols send, so their greedy JSON replies are the same too; any other schema goes through
+  llama.cpp's llguidance grammar, written compactly (no optional whitespace);
 * sampled replies (temperature > 0) use llama.cpp's sampler and seed, not llama-cpp-python's:
   the same seed gives a different sample;
 * the thread count is set when the model is loaded (the server takes no per-call setting):
@@ -44,6 +44,7 @@ from typing import Any
 
 from .base import Reply, RequestFailed
 from .errors import ModelConfigError
+from .json_grammar import GRAMMAR_TAG, Unsupported, gbnf
 from .types import ChatRequest, TokenLogprob
 
 __all__ = [
@@ -69,9 +70,10 @@ CACHE_RAM_MIB = 0
 is off: a prompt state restored from it changed a greedy reply (a prompt sent again after
 another; tests/models/test_local_engines.py)."""
 
-SETTINGS_TAG = f"ub{N_UBATCH}-ram{CACHE_RAM_MIB}"
+SETTINGS_TAG = f"ub{N_UBATCH}-ram{CACHE_RAM_MIB}-{GRAMMAR_TAG}"
 """The settings that can change a reply, in the cache identity after the version: replies cached
-with other settings (steps of 512, the host-memory prompt cache on) are not reused."""
+with other settings (steps of 512, the host-memory prompt cache on, llguidance's compact JSON) are
+not reused."""
 
 _LOCK = threading.Lock()
 _LOADED: dict[tuple[str, int, int, int], XllamacppModel] = {}
@@ -151,10 +153,20 @@ class XllamacppModel:
         self._dir.cleanup()
 
     def grammar(self, schema: Any) -> str:
-        """The llguidance grammar of a JSON schema, written compactly (:data:`COMPACT_JSON`)."""
+        """The grammar of a JSON schema: llama-cpp-python's language (one optional space at each
+        separator; :func:`~edueval.models.json_grammar.gbnf`) for the schemas it covers, else
+        llguidance's, written compactly (:data:`COMPACT_JSON`)."""
+        return cached_grammar(self._grammars, schema, self._compile)
+
+    def _compile(self, text: str) -> str:
+        schema = json.loads(text)
+        try:
+            return gbnf(schema)
+        except Unsupported:
+            pass
         if isinstance(schema, dict) and "x-guidance" not in schema:
             schema = {**schema, "x-guidance": COMPACT_JSON}
-        return cached_grammar(self._grammars, schema, self._xl.json_schema_to_grammar)
+        return str(self._xl.json_schema_to_grammar(json.dumps(schema)))
 
     def body(self, request: ChatRequest, seed: int) -> dict[str, Any]:
         """The server request for ``request`` (prompt cache on: a shared prefix is reused)."""
@@ -205,18 +217,20 @@ class XllamacppModel:
 
 
 def cached_grammar(cache: dict[str, Any], schema: Any, compile: Callable[[str], Any]) -> Any:
-    """``compile(schema as sorted JSON)``, once per schema (either engine's grammar); a schema the
-    compiler rejects makes the request fail as sent (``RequestFailed("schema", ...)``)."""
-    text = json.dumps(schema, sort_keys=True)
-    grammar = cache.get(text)
+    """``compile(schema as JSON)``, once per schema (either engine's grammar); a schema the
+    compiler rejects makes the request fail as sent (``RequestFailed("schema", ...)``).  The
+    schema is compiled with its properties in the order written: a grammar writes an object's
+    properties in that order, so a reasoning written before the verdict stays before it."""
+    key = json.dumps(schema)
+    grammar = cache.get(key)
     if grammar is None:
         try:
-            grammar = compile(text)
+            grammar = compile(key)
         except Exception as exc:  # unsupported schema feature: the request cannot succeed
             raise RequestFailed(
                 "schema", f"JSON schema not supported by the grammar: {exc}"
             ) from None
-        cache[text] = grammar
+        cache[key] = grammar
     return grammar
 
 

@@ -13,9 +13,9 @@ answer for each other:
   whole pool, since its replicas serve one model -- ``openai/<model>@pool:<cache_id>`` when the
   endpoints file names a ``cache_id``, else ``openai/<model>@<the sorted normalised URLs>``
   (adding or removing a replica then starts a new cache: write a ``cache_id`` to keep it);
-* the embedded model: ``local/sha256:<SHA-256 of the weights file>/ctx<n>/llama-cpp-<version>`` (llama-cpp-python)
-  or ``.../xllamacpp-<version>/<settings>`` (``SETTINGS_TAG``: prompt step size, no host-memory
-  prompt cache).
+* the embedded model: ``local/sha256:<SHA-256 of the weights file>/ctx<n>/llama-cpp-<version>/<grammar>``
+  (llama-cpp-python) or ``.../xllamacpp-<version>/<settings>-<grammar>`` (``SETTINGS_TAG``: prompt
+  step size, no host-memory prompt cache; ``GRAMMAR_TAG``: how a JSON schema becomes a grammar).
 
 Entries written before the key held the server simply miss (they stay in the SQLite file, unused,
 until the cache is cleared).
