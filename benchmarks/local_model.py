@@ -137,7 +137,7 @@ class Engines:
             "stop": list(req.stop) if req.stop else [],
         }
         if req.json_schema is not None:
-            text = json.dumps(req.json_schema, sort_keys=True)
+            text = json.dumps(req.json_schema)  # properties in the order written, as edueval
             if text not in self.grammars:
                 self.grammars[text] = self.llama_cpp.LlamaGrammar.from_json_schema(
                     text, verbose=False

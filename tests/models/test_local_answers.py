@@ -86,7 +86,8 @@ def _raw_call(raw, req) -> tuple[dict, list[str]]:
     }
     if req.json_schema is not None:
         kwargs["grammar"] = llama_cpp.LlamaGrammar.from_json_schema(
-            json.dumps(req.json_schema, sort_keys=True), verbose=False
+            json.dumps(req.json_schema),
+            verbose=False,  # properties in the order written
         )
     out = raw.create_chat_completion(**kwargs)
     # the buffer holds the prompt and the generated tokens (all but, maybe, the last one sampled,
