@@ -93,3 +93,24 @@ def test_summary_line():
     assert "\n" not in line
     assert line.startswith("10 model calls: 4 from cache, 6 made (2 retries), 1 failed")
     assert "1,234 in / 56 out" in line and "429 x2" in line
+
+
+def test_schemas_that_differ_only_in_property_order_have_different_keys():
+    def schema(*names):
+        props = {n: {"type": "string"} for n in names}
+        return {"type": "object", "properties": props, "required": list(names)}
+
+    def key(s):
+        return ChatRequest.user("q", json_schema=s).cache_key("openai/m")
+
+    assert key(schema("reasoning", "better")) != key(schema("better", "reasoning"))
+    nested = {"type": "object", "properties": {"x": schema("b", "a")}, "required": ["x"]}
+    assert key(nested) != key({**nested, "properties": {"x": schema("a", "b")}})
+    # a schema in sorted order keeps the key it had before the order counted
+    import hashlib
+
+    from edueval.models.types import canonical_json
+
+    req = ChatRequest.user("q", json_schema=schema("a", "b"))
+    payload = {"model": "openai/m", "messages": list(req.messages), "params": req.params()}
+    assert req.cache_key("openai/m") == hashlib.sha256(canonical_json(payload).encode()).hexdigest()

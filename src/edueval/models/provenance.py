@@ -1,7 +1,8 @@
 """What answered: the server identity in the cache key, and the model recorded in ``config.json``.
 
 **Cache identity.**  The response cache key (:meth:`~edueval.models.ChatRequest.cache_key`) is a
-hash of the backend's ``model_id``, the messages and the generation parameters.  ``model_id``
+hash of the backend's ``model_id``, the messages and the generation parameters (a schema's
+property order included when it is not sorted).  ``model_id``
 names the model *and where it runs*, so two servers that both call their model ``llama3`` never
 answer for each other:
 

@@ -109,9 +109,36 @@ class ChatRequest:
         }
 
     def cache_key(self, model_id: str) -> str:
-        """SHA-256 over model identity, messages and generation parameters."""
-        payload = {"model": model_id, "messages": list(self.messages), "params": self.params()}
+        """SHA-256 over model identity, messages and generation parameters.  A schema whose
+        objects list their properties out of sorted order adds that order (a grammar, and a
+        server's structured output, write the properties in the order given), so two schemas
+        that differ only in order never answer for each other; a schema in sorted order keeps
+        the key it always had."""
+        payload: dict[str, Any] = {
+            "model": model_id,
+            "messages": list(self.messages),
+            "params": self.params(),
+        }
+        order = _property_orders(self.json_schema)
+        if order:
+            payload["schema_order"] = order
         return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def _property_orders(schema: Any, path: str = "") -> dict[str, list[str]]:
+    """``{path: property names as written}`` for every object of ``schema`` whose properties are
+    not in sorted order."""
+    out: dict[str, list[str]] = {}
+    if isinstance(schema, Mapping):
+        props = schema.get("properties")
+        if isinstance(props, Mapping) and list(props) != sorted(props):
+            out[path or "/"] = [str(k) for k in props]
+        for key, value in schema.items():
+            out.update(_property_orders(value, f"{path}/{key}"))
+    elif isinstance(schema, (list, tuple)):
+        for i, value in enumerate(schema):
+            out.update(_property_orders(value, f"{path}/{i}"))
+    return out
 
 
 @dataclass(frozen=True)
