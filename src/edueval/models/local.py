@@ -238,8 +238,9 @@ class LocalBackend:
     def model_id(self) -> str:
         """The cache identity: answers can change with the weights (their SHA-256, whatever the
         file is called), the context size, the llama.cpp build, how a schema becomes a grammar
-        (``GRAMMAR_TAG``) or (xllamacpp) the engine settings named by ``SETTINGS_TAG``.  Computed on first use (the
-        model is loaded once per process too, so a file changed afterwards is not seen)."""
+        (``GRAMMAR_TAG``) or (xllamacpp) the engine settings named by ``SETTINGS_TAG``.  Computed
+        on first use (the model is loaded once per process too, so a file changed afterwards is
+        not seen)."""
         if self._model_id is None:
             sha, ctx, llama = self.weights_sha256, self.n_ctx, self.llama_version
             if self.engine == "llama-cpp-python":
