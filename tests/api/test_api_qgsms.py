@@ -50,17 +50,20 @@ def qgsms_script(pairs: pd.DataFrame, items: list[dict]):
             v = "b" if v == "a" else "a"
         return v
 
-    def predictions(schema: dict) -> str:
+    by_id = {it["item"]: it for it in items}
+
+    def predictions(schema: dict, prompt: str) -> str:
         st = schema["properties"]["students"]
+        shown = [by_id[by_text[re.search(rf"# Question {k}\n(.*?)\n[A-Z]\) ", prompt,
+                                         re.S).group(1)]] for k in (1, 2)]  # fmt: skip
         out = {}
         for i, name in enumerate(st["required"]):
             row = {}
             for j, s in enumerate(("question_1", "question_2")):
-                opts = st["properties"][name]["properties"][s]["anyOf"]
-                key = opts[0]["properties"]["choice"]["const"]
-                wrong = opts[1]["properties"]["choice"]["enum"]
+                key = shown[j]["answer"]  # the schema lists every option alike
+                wrong = [chr(65 + k) for k in range(len(shown[j]["choices"])) if chr(65 + k) != key]
                 ok = (i + j) % 2 == 0
-                row[s] = {"correct": ok, "choice": key if ok else wrong[i % len(wrong)],
+                row[s] = {"choice": key if ok else wrong[i % len(wrong)],
                           "explanation": f"because {name} on {s}"}  # fmt: skip
             out[name] = row
         return json.dumps({"students": out})
@@ -74,7 +77,7 @@ def qgsms_script(pairs: pd.DataFrame, items: list[dict]):
                 {"name": f"Student{i}", "understanding": f"Student {i} understands level {i}"}
                 for i in range(n)]})  # fmt: skip
         if title == "predictions":
-            return predictions(schema)
+            return predictions(schema, last_user_message(body))
         v = decide(last_user_message(body))
         if title == "verdict_cot":
             return json.dumps({"reasoning": "because", "better": v})

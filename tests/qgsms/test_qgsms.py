@@ -48,6 +48,12 @@ def _sections(prompt: str) -> tuple[str, str]:
     return a, b
 
 
+def _questions(prompt: str) -> tuple[str, str]:
+    """The texts of Step 2's Question 1 and Question 2."""
+    return tuple(re.search(rf"# Question {k}\n(.*?)\n[A-Z]\) ", prompt, re.S).group(1)
+                 for k in (1, 2))  # type: ignore[return-value]  # fmt: skip
+
+
 def _understanding(i: int, long: bool) -> str:
     text = f"Student {i} has level {i} of understanding of the material"
     if long:  # a detailed profile, far over the 160 characters an earlier version kept
@@ -79,14 +85,17 @@ def make_script(room, verdict: str = "perfect", bad_predictions: bool | str = Fa
         st = schema["properties"]["students"]
         names = st["required"]
         out = {}
+        # the schema lists every option alike: the script knows the key from the items file
+        shown = [items[by_text[t]] for t in _questions(last_user_message(body))]
         for i, name in enumerate(names):
             row = {}
             for j, s in enumerate(("question_1", "question_2")):
-                opts = st["properties"][name]["properties"][s]["anyOf"]
-                key = opts[0]["properties"]["choice"]["const"]
-                wrong = opts[1]["properties"]["choice"]["enum"]
+                opts = st["properties"][name]["properties"][s]["properties"]["choice"]["enum"]
+                key = shown[j]["answer"]
+                assert sorted(opts) == [chr(65 + k) for k in range(len(shown[j]["choices"]))]
+                wrong = [o for o in opts if o != key]
                 ok = (j == 0) if favour_first else (i + j) % 2 == 0
-                row[s] = {"correct": ok, "choice": key if ok else wrong[i % len(wrong)],
+                row[s] = {"choice": key if ok else wrong[i % len(wrong)],
                           "explanation": f"because {name} on {s}"}  # fmt: skip
             out[name] = row
         first_time = messages_key(body["messages"]) not in seen
@@ -379,19 +388,25 @@ def test_repeated_profile_names_are_predicted_once_each(room):
     pask = predictions_ask(profiles, a, b, MethodConfig(), "t")
     schema = pask.build(0).json_schema["properties"]["students"]
     assert schema["required"] == names and set(schema["properties"]) == set(names)
-    right = {"correct": True, "choice": a["answer"], "explanation": "knows it"}
-    rb = {"correct": True, "choice": b["answer"], "explanation": "knows it too"}
+    right = {"choice": a["answer"], "explanation": "knows it"}
+    rb = {"choice": b["answer"], "explanation": "knows it too"}
     full = {n: {"question_1": right, "question_2": rb} for n in names}
     got = pask.parse(ChatResult(text=json.dumps({"students": full})))
     assert [g["name"] for g in got] == names
     assert got[0]["answers"][a["item"]]["explanation"] == "knows it"
+    assert got[0]["answers"][a["item"]]["correct"] is True
+    # correctness is edueval's, from the choice: a distractor is wrong even if the model says
+    # "correct" (a backend that does not enforce the schema may add the field)
+    d = next(o for o in a["options"] if o != a["answer"])
+    claim = {n: {"question_1": {"choice": d, "correct": True, "explanation": "sure"},
+                 "question_2": rb} for n in names}  # fmt: skip
+    wrong = pask.parse(ChatResult(text=json.dumps({"students": claim})))
+    assert wrong[0]["answers"][a["item"]] == {"correct": False, "choice": d, "explanation": "sure"}
     no_why = {n: {"question_1": {**right, "explanation": ""}, "question_2": rb} for n in names}
     assert pask.parse(ChatResult(text=json.dumps({"students": no_why}))) is None
     short = predictions_ask(profiles, a, b, MethodConfig(explanation_chars=120), "t").build(0)
     one = short.json_schema["properties"]["students"]["properties"]["Ana"]["properties"]
-    assert {x["properties"]["explanation"]["maxLength"] for x in one["question_1"]["anyOf"]} == {
-        120
-    }
+    assert one["question_1"]["properties"]["explanation"]["maxLength"] == 120
     del full["Ana (2)"]
     assert pask.parse(ChatResult(text=json.dumps({"students": full}))) is None
 

@@ -20,12 +20,12 @@ Each method judges a pair in both orders: order 1 shows ``q1`` as Output (a) and
   three built-in personas instead.
 * ``qg-sms`` -- as the paper and the authors' code run it. Step 1 (per learning material, shared
   by its pairs): at least ``n_profiles`` (>= 10) student profiles, kept whole. Step 2, **once per
-  pair**: for every profile, correct/incorrect, the chosen option and a short explanation on
-  both questions (the grammar/schema only allows the key when correct and a distractor when
-  wrong; the answer is an object keyed by the profiles' names, each required once). Step 3 in
-  both orders on that one simulation, only the labels swapped: requirement and definition, the
-  two questions, every profile with its answers and explanations -- not the learning material
-  (the paper's Figure 5). ``simulate="per-order"`` runs Step 2 again for each order (an earlier
+  pair**: for every profile, the option chosen and a short explanation on both questions (the
+  schema lists every option alike, so it never tells the model the key; edueval scores each
+  choice against the key; the answer is an object keyed by the profiles' names, each required
+  once). Step 3 in both orders on that one simulation, only the labels swapped: requirement and
+  definition, the two questions, every profile with its answers and explanations -- not the
+  learning material (the paper's Figure 5). ``simulate="per-order"`` runs Step 2 again for each order (an earlier
   edueval behaviour, kept to measure what it does to CA); ``judge_material=True`` adds the
   material to Step 3.
 * ``direct`` -- steps 1-2 of qg-sms, then DF, DC, DE computed from the simulated answers and
@@ -357,20 +357,16 @@ def profile_job(material_id: str, material: str, cfg: MethodConfig, repeat: int 
 
 
 def _check_answer(x: Any, item: dict) -> dict | None:
-    """One simulated answer, or None when malformed: the option exists, "correct" matches the
-    key, and an explanation is given."""
-    if not isinstance(x, dict) or "choice" not in x or "correct" not in x:
+    """One simulated answer, or None when malformed (no such option, or no explanation).
+    Correctness is edueval's: the chosen option against the item's key, which the model was never
+    shown; a ``correct`` field the model may add anyway is ignored."""
+    if not isinstance(x, dict) or "choice" not in x:
         return None
     choice = str(x["choice"]).strip().upper()
-    correct = x["correct"]
-    if isinstance(correct, str):
-        correct = {"true": True, "false": False}.get(correct.strip().lower())
     why = str(x.get("explanation") or "").strip()
-    if choice not in item["options"] or not isinstance(correct, bool) or not why:
+    if choice not in item["options"] or not why:
         return None
-    if correct != (choice == item["answer"]):
-        return None  # "correct" but a distractor, or "incorrect" with the key
-    return {"correct": correct, "choice": choice, "explanation": why}
+    return {"correct": choice == item["answer"], "choice": choice, "explanation": why}
 
 
 def predictions_ask(
@@ -384,7 +380,8 @@ def predictions_ask(
 ) -> Ask:
     """Step 2: every profile's answer on ``first`` (shown as Question 1) and ``second``. The value
     is ``[{"name", "answers": {item id: {"correct", "choice", "explanation"}}}]`` in profile
-    order; an answer missing a profile, or with a profile twice, is malformed."""
+    order (``correct`` is edueval's: the choice against the key); an answer missing a profile,
+    or with a profile twice, is malformed."""
     names = [p["name"] for p in profiles]
     prompt = P.predictions_prompt(first["material_text"], profiles, first, second)
     schema = P.predictions_schema(names, first, second, cfg.explanation_chars)

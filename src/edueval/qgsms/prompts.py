@@ -193,32 +193,18 @@ def profiles_prompt(material: str, n: int) -> str:
 
 
 def _option_schema(item: dict, explanation_chars: int) -> dict:
-    """One student on one question: correct with the key, or wrong with one distractor, and the
-    reason (a grammar/schema cannot then pair "correct" with a distractor)."""
-    key = item["answer"]
-    wrong = [o for o in item["options"] if o != key]
+    """One student on one question: the option they choose -- any of the question's options,
+    listed in the question's own order, the key among them like any other -- and why. Nothing in
+    the schema tells the key apart (an earlier version offered ``correct: true`` only with the
+    key and ``correct: false`` only with a distractor, which handed a grammar-constrained model
+    the answer); edueval scores correctness itself from the choice."""
     why = {"type": "string", "minLength": 1, "maxLength": explanation_chars}
     return {
-        "anyOf": [
-            {
-                "type": "object",
-                "properties": {
-                    "correct": {"const": True},
-                    "choice": {"const": key},
-                    "explanation": why,
-                },  # fmt: skip
-                "required": ["correct", "choice", "explanation"],
-            },
-            {
-                "type": "object",
-                "properties": {
-                    "correct": {"const": False},
-                    "choice": {"enum": wrong},
-                    "explanation": why,
-                },  # fmt: skip
-                "required": ["correct", "choice", "explanation"],
-            },
-        ]
+        "type": "object",
+        "properties": {"choice": {"type": "string", "enum": list(item["options"])},
+                       "explanation": why},  # fmt: skip
+        "required": ["choice", "explanation"],
+        "additionalProperties": False,
     }
 
 
@@ -267,12 +253,13 @@ def predictions_prompt(material: str, profiles: list[dict], first: dict, second:
         f"# Learning material\n{material}\n\n"
         f"# The students and what they understood\n{profile_lines(profiles)}\n\n"
         f"# Question 1\n{format_question(first)}\n\n# Question 2\n{format_question(second)}\n\n"
-        "For every student, predict whether they answer Question 1 and Question 2 correctly. "
-        "Weigh what the student understood, how hard the question is, and the chance of a "
-        "lucky guess. When you predict a wrong answer, name the distractor that would mislead "
-        "this student; in every case say briefly why in 'explanation'. Answer in JSON, one entry "
-        'per student keyed by their name: {"students": {"<name>": {"question_1": {"correct": '
-        'true|false, "choice": "<letter>", "explanation": "..."}, "question_2": {...}}}}.'
+        "For every student, predict whether they answer Question 1 and Question 2 correctly, "
+        "and which option they choose: the right answer when you expect them to get it right, "
+        "otherwise the wrong option that would mislead this student. Weigh what the student "
+        "understood, how hard the question is, and the chance of a lucky guess; say briefly why "
+        "in 'explanation'. Answer in JSON, one entry per student keyed by their name: "
+        '{"students": {"<name>": {"question_1": {"choice": "<letter>", "explanation": "..."}, '
+        '"question_2": {...}}}}.'
     )
 
 
