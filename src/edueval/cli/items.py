@@ -51,6 +51,14 @@ def analyze(
             min=0.0, max=1.0, help="Selection rate that makes a distractor effective (0-1)."
         ),
     ] = 0.05,
+    total_score: Annotated[
+        str,
+        typer.Option(
+            help="Total score the discrimination indices correlate with: proportion (share "
+            "correct of the items a student answered; the authors' code) or count (number "
+            "correct). They differ only with missing responses."
+        ),
+    ] = "proportion",
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -59,7 +67,7 @@ def analyze(
     from ..items.pipeline import analyze_run
 
     path = out_dir(out, "items analyze", overwrite)
-    res = analyze_run(path, responses, items, threshold=threshold)
+    res = analyze_run(path, responses, items, threshold=threshold, total_score=total_score)
     m = res["mean"]
     say(
         f"{res['n_items']} items, {res['n_students']} students: mean DF {m['DF']:.3f}, "
@@ -88,6 +96,14 @@ def pairs(
     dc_measure: Annotated[
         str, typer.Option(help="DC (item-total, the paper), DC_rest or DC_ul.")
     ] = "DC",
+    total_score: Annotated[
+        str,
+        typer.Option(
+            help="Total score the discrimination indices correlate with: proportion (share "
+            "correct of the items a student answered; the authors' code) or count (number "
+            "correct). They differ only with missing responses."
+        ),
+    ] = "proportion",
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -107,6 +123,7 @@ def pairs(
         seed=seed,
         max_pairs=max_pairs,
         dc_measure=dc_measure,
+        total_score=total_score,
     )
     say(
         f"{res['n_pairs']} pairs: " + ", ".join(f"{d} {n}" for d, n in res["per_dimension"].items())

@@ -1,20 +1,28 @@
 """Classical test-item analysis: difficulty, discrimination, distractor efficiency.
 
 Definitions (Nguyen et al., QG-SMS, §2.1; Mahjabeen et al. 2017 for DE). For an item, ``S`` is the
-set of students who answered it, ``x_s`` ∈ {0, 1} their score on it and ``t_s`` their total score
-(number correct over every item they answered).
+set of students who answered it, ``x_s`` ∈ {0, 1} their score on it, ``n_s`` the number of items
+student ``s`` answered, ``c_s`` how many of them they got right, and ``t_s`` their total score:
+by default (``total_score="proportion"``, the authors' code: the share correct of the items the
+student answered) ``t_s = c_s / n_s``; with ``total_score="count"`` (edueval before issue 34)
+``t_s = c_s``. When every student answers every item the two are proportional and every
+discrimination index below is the same under both; with missing responses they differ (a
+student who skipped items has a smaller count but not a smaller share).
 
 * **DF** (difficulty index) = Σ x_s / |S|, the proportion correct (higher = easier).
 * **DC** (discrimination, as the paper) = Pearson r(x, t) over ``S`` (item–total correlation).
-* **DC_rest** = Pearson r(x, t − x), the corrected item–rest correlation (the item does not
-  correlate with itself).
+* **DC_rest** = the corrected item–rest correlation (the item does not correlate with itself):
+  Pearson r(x, r) with the rest score ``r_s`` = the total score on the student's *other* answered
+  items -- ``(c_s − x_s) / (n_s − 1)`` for the proportion (a student who answered only this item
+  has none and is left out), ``c_s − x_s`` for the count.
 * **DC_ul** = the upper/lower 27% index: proportion correct among the ``k`` students with the
   highest totals minus that among the ``k`` lowest, ``k = max(1, round(0.27 |S|))`` (at most
-  ``|S| // 2``). Students tied in total at a group's cut-off share its remaining places
-  equally: when ``m`` students lie strictly above the cut-off total and ``T`` students sit at it,
-  each of the ``T`` counts with weight ``(k - m) / T`` (every other member with weight 1). This
-  equals the index averaged over every order of the tied students, and it depends on the totals
-  and the scores alone -- never on the students' ids or the order of the rows.
+  ``|S| // 2``), students ranked by ``t``. Students tied in total at a group's cut-off share its
+  remaining places equally: when ``m`` students lie strictly above the cut-off total and ``T``
+  students sit at it, each of the ``T`` counts with weight ``(k - m) / T`` (every other member
+  with weight 1). This equals the index averaged over every order of the tied students, and it
+  depends on the totals and the scores alone -- never on the students' ids or the order of the
+  rows.
 * **p(o)** = |{s : s chose distractor o}| / |S|, the selection rate of each distractor.
 * **DE** (distractor efficiency) = number of distractors with p(o) ≥ 5%; the others are
   *non-functional*. Compared as integers (100·count ≥ 5·|S|), so a rate of exactly 5% counts.
@@ -31,10 +39,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..io import InputError
 from ..stats import pearson
 from .data import ItemData, as_item_data
 
-__all__ = ["ItemAnalysis", "analyze_items", "pearson"]  # pearson: from edueval.stats
+__all__ = ["ItemAnalysis", "analyze_items", "pearson", "TOTAL_SCORES"]  # pearson: edueval.stats
+
+#: The total scores DC, DC_rest and DC_ul can correlate with (see the module docstring).
+TOTAL_SCORES = ("proportion", "count")
 
 
 def _group_mean(x: np.ndarray, total: np.ndarray, k: int) -> float:
@@ -76,6 +88,7 @@ class ItemAnalysis:
     students: pd.DataFrame
     threshold: float
     group_fraction: float
+    total_score: str = "proportion"
 
     @property
     def n_items(self) -> int:
@@ -126,22 +139,47 @@ class ItemAnalysis:
         return "\n".join(lines)
 
 
+def _r(x: np.ndarray, y: np.ndarray) -> float:
+    """:func:`pearson`, NaN when either variable is constant (shares such as 1/3 and 2/6 are the
+    same float, so equal totals compare equal; this keeps rounding in a mean from making a
+    correlation out of a constant)."""
+    if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+        return float("nan")
+    return pearson(x, y)
+
+
+def _rest(x: np.ndarray, c: np.ndarray, n: np.ndarray, total_score: str):
+    """Each student's score on their other answered items, and which students have one."""
+    if total_score == "count":
+        return c - x, np.ones(x.size, dtype=bool)
+    has = n > 1
+    return np.where(has, (c - x) / np.maximum(n - 1, 1), np.nan), has
+
+
 def analyze_items(
     data: ItemData | str | Path | pd.DataFrame,
     items: str | Path | pd.DataFrame | None = None,
     *,
     threshold: float = 0.05,
     group_fraction: float = 0.27,
+    total_score: str = "proportion",
 ) -> ItemAnalysis:
     """Item statistics for every item (see the module docstring), from an :class:`ItemData`, from
     responses and items (the user's own DataFrames or files: ``analyze_items(responses_df,
     items_df)``, validated as ``items analyze`` validates its files, raising
-    :class:`~edueval.io.InputError`), or from QG-SMS questions alone.  Nothing is written."""
+    :class:`~edueval.io.InputError`), or from QG-SMS questions alone.  Nothing is written.
+
+    ``total_score``: ``"proportion"`` (default; the authors' code) or ``"count"`` -- the total
+    score the discrimination indices correlate with; they differ only with missing responses."""
+    if total_score not in TOTAL_SCORES:
+        raise InputError(f"total_score= must be one of {', '.join(TOTAL_SCORES)}; "
+                         f"got {total_score!r}")  # fmt: skip
     data = as_item_data(data, items)
     resp = data.responses
     item_table = data.items
     totals = resp.groupby("student", sort=True)["correct"].agg(["size", "sum"])
-    total_of = totals["sum"].to_dict()
+    count_of = totals["sum"].to_dict()
+    size_of = totals["size"].to_dict()
     has_choice = data.has_choices
     thr_num = round(threshold * 10000)  # compare 10000*count >= thr_num*n in integers
     rows, drows = [], []
@@ -150,7 +188,10 @@ def analyze_items(
         g = by_item[rec["item"]]
         x = g["correct"].to_numpy(dtype=float)
         ids = g["student"].to_numpy(dtype=str)
-        t = np.array([total_of[s] for s in ids], dtype=float)
+        c = np.array([count_of[s] for s in ids], dtype=float)
+        answered = np.array([size_of[s] for s in ids], dtype=float)
+        t = c / answered if total_score == "proportion" else c
+        rest, has_rest = _rest(x, c, answered, total_score)
         n = x.size
         row = {
             "item": rec["item"],
@@ -159,8 +200,8 @@ def analyze_items(
             "n": n,
             "n_correct": int(x.sum()),
             "DF": float(x.sum() / n),
-            "DC": pearson(x, t),
-            "DC_rest": pearson(x, t - x),
+            "DC": _r(x, t),
+            "DC_rest": _r(x[has_rest], rest[has_rest]),
             "DC_ul": _upper_lower(x, t, group_fraction),
         }
         distractors = [o for o in rec["options"] if o != rec["answer"]]
@@ -198,6 +239,7 @@ def analyze_items(
         .reset_index()
         .astype({"n_answered": int, "total": int})
     )
+    students["proportion"] = students["total"] / students["n_answered"]
     dcols = ["item", "option", "is_key", "n_chosen", "rate", "functional"]
     return ItemAnalysis(
         items=pd.DataFrame(rows),
@@ -205,4 +247,5 @@ def analyze_items(
         students=students,
         threshold=threshold,
         group_fraction=group_fraction,
+        total_score=total_score,
     )

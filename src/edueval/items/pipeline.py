@@ -12,7 +12,7 @@ from ..io import InputError
 from ..report import Report
 from ..report.figures import plt
 from ..runs import RunDir
-from .analysis import ItemAnalysis, analyze_items
+from .analysis import TOTAL_SCORES, ItemAnalysis, analyze_items
 from .data import ItemData, load_item_data, read_qgsms_questions
 from .pairs import DEFAULT_ALPHA, DIMENSIONS, make_pairs
 from .simulate import ClassroomConfig, simulate_classroom
@@ -56,8 +56,14 @@ def _analysis_report(res: ItemAnalysis, rep: Report) -> None:
     t = res.items
     sec = rep.section("Item statistics")
     sec.text(
-        "DF = proportion correct; DC = item-total Pearson correlation (the paper's definition); "
-        "DC_rest = item-rest correlation; DC_ul = upper minus lower "
+        "DF = proportion correct; DC = item-total Pearson correlation (the paper's definition), "
+        + (
+            "the total being the share correct of the items a student answered (the authors' "
+            "code); "
+            if res.total_score == "proportion"
+            else "the total being the count of correct answers; "
+        )
+        + "DC_rest = item-rest correlation; DC_ul = upper minus lower "
         f"{100 * res.group_fraction:.0f}% proportion correct; DE = distractors chosen by at "
         f"least {100 * res.threshold:g}% of the students who answered."
     )
@@ -78,20 +84,35 @@ def _analysis_report(res: ItemAnalysis, rep: Report) -> None:
         rep.section("Options: selection rates").table(res.distractors)
 
 
+def _check_total(total_score: str) -> None:
+    if total_score not in TOTAL_SCORES:
+        raise InputError(f"total_score= must be one of {', '.join(TOTAL_SCORES)}")
+
+
 def analyze_run(
-    out: Path, responses: Path, items: Path | None = None, *, threshold: float = 0.05
+    out: Path,
+    responses: Path,
+    items: Path | None = None,
+    *,
+    threshold: float = 0.05,
+    total_score: str = "proportion",
 ) -> dict:
     """Item statistics of a response set: ``item_stats.csv``, ``distractors.csv``."""
     if not 0 < threshold < 1:
         raise InputError("threshold= must be between 0 and 1")
+    _check_total(total_score)
     data = load_inputs(responses, items)
     run = RunDir(
         out,
         command="items analyze",
-        params={"threshold": threshold, "format": "qgsms" if items is None else "csv+items"},
+        params={
+            "threshold": threshold,
+            "total_score": total_score,
+            "format": "qgsms" if items is None else "csv+items",
+        },  # fmt: skip
         inputs=_inputs(responses, items),
     )
-    res = analyze_items(data, threshold=threshold)
+    res = analyze_items(data, threshold=threshold, total_score=total_score)
     run.table("item_stats", res.items)
     run.table("distractors", res.distractors)
     run.table("students", res.students)
@@ -120,14 +141,16 @@ def pairs_run(
     seed: int = 0,
     max_pairs: int | None = None,
     dc_measure: str = "DC",
+    total_score: str = "proportion",
 ) -> dict:
     """The paper's labelled pairs: ``pairs.csv`` (+ ``item_stats.csv`` and ``items.jsonl``)."""
     if dc_measure not in ("DC", "DC_rest", "DC_ul"):
         raise InputError("dc_measure= must be DC, DC_rest or DC_ul")
+    _check_total(total_score)
     dims = [d.upper() for d in (dimensions or list(DIMENSIONS))]
     thresholds = {**DEFAULT_ALPHA, **(alpha or {})}
     data = load_inputs(responses, items)
-    res = analyze_items(data)
+    res = analyze_items(data, total_score=total_score)
     if "DE" in dims and not data.has_choices:
         dims = [d for d in dims if d != "DE"]
     run = RunDir(
@@ -138,6 +161,7 @@ def pairs_run(
             "alpha": thresholds,
             "max_pairs": max_pairs,
             "dc_measure": dc_measure,
+            "total_score": total_score,
         },  # fmt: skip
         seed=seed,
         inputs=_inputs(responses, items),

@@ -29,9 +29,9 @@ Each method judges a pair in both orders: order 1 shows ``q1`` as Output (a) and
   edueval behaviour, kept to measure what it does to CA); ``judge_material=True`` adds the
   material to Step 3.
 * ``direct`` -- steps 1-2 of qg-sms, then DF, DC, DE computed from the simulated answers and
-  compared (the paper's ablation). DC is the item-total correlation with the total over the two
-  questions; TC cannot be computed from performance (status ``n/a``); equal measures give status
-  ``tie`` (scored as wrong). With one simulation per pair its two orders agree by construction.
+  compared (the paper's ablation). DC is the item-total correlation with the total score (share
+  correct) over the two questions; TC cannot be computed from performance (status ``n/a``);
+  equal measures give status ``tie`` (scored as wrong). With one simulation per pair its two orders agree by construction.
 
 Sampling: every call samples at ``temperature`` (default 1, GPT-4o's default, which the paper
 used) with a seed of its own, :func:`call_seed` of the run's seed, the step and the call's tag,
@@ -432,9 +432,11 @@ def simulation_job(pair: dict, items: dict, cfg: MethodConfig, profiles: list[di
 
 def simulated_measures(preds: list[dict], item: dict, other: dict) -> dict[str, float]:
     """DF, DC (item-total over the two questions) and DE (distractors chosen by >= 5% of the
-    simulated students) of ``item`` from Step-2 predictions of the pair (``item``, ``other``)."""
+    simulated students) of ``item`` from Step-2 predictions of the pair (``item``, ``other``).
+    The total score is the share correct, as in :func:`~edueval.items.analyze_items`; every
+    simulated student answers both questions, so the count would give the same DC."""
     x = np.array([float(p["answers"][item["item"]]["correct"]) for p in preds])
-    t = x + np.array([float(p["answers"][other["item"]]["correct"]) for p in preds])
+    t = (x + np.array([float(p["answers"][other["item"]]["correct"]) for p in preds])) / 2
     n = len(preds)
     chosen = [p["answers"][item["item"]]["choice"] for p in preds]
     de = sum(1 for o in item["options"] if o != item["answer"] and chosen.count(o) * 100 >= 5 * n)

@@ -201,8 +201,10 @@ def _option_schema(item: dict, explanation_chars: int) -> dict:
     why = {"type": "string", "minLength": 1, "maxLength": explanation_chars}
     return {
         "type": "object",
-        "properties": {"choice": {"type": "string", "enum": list(item["options"])},
-                       "explanation": why},  # fmt: skip
+        "properties": {
+            "choice": {"type": "string", "enum": list(item["options"])},
+            "explanation": why,
+        },  # fmt: skip
         "required": ["choice", "explanation"],
         "additionalProperties": False,
     }
