@@ -188,10 +188,10 @@ def analyze_items(
         g = by_item[rec["item"]]
         x = g["correct"].to_numpy(dtype=float)
         ids = g["student"].to_numpy(dtype=str)
-        c = np.array([count_of[s] for s in ids], dtype=float)
+        right = np.array([count_of[s] for s in ids], dtype=float)
         answered = np.array([size_of[s] for s in ids], dtype=float)
-        t = c / answered if total_score == "proportion" else c
-        rest, has_rest = _rest(x, c, answered, total_score)
+        t = right / answered if total_score == "proportion" else right
+        rest, has_rest = _rest(x, right, answered, total_score)
         n = x.size
         row = {
             "item": rec["item"],
