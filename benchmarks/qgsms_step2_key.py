@@ -7,12 +7,13 @@ Now the schema lists every option alike and edueval scores the choice against th
 
 This runs both schemas on the same pairs, the same Step-1 profiles (one shared cache, so Step 1
 is asked once) and the same per-call seeds, with ``qg-sms`` and ``direct``, and reports per
-schema: the simulated DF/DC/DE of the questions (mean over the pairs' questions, and their
-Pearson r with the classroom's true DF/DC/DE), the share of simulated answers that are the key,
+schema: the simulated DF/DC/DE of the questions (mean over the pairs' questions, and the mean
+absolute difference from the classroom's true DF/DC/DE), the share of simulated answers that are the key,
 and AA/CA of both methods. The old schema (and its prompt, which asked for ``"correct":
 true|false``) is rebuilt here only; edueval no longer sends it.
 
     nice -n 10 python benchmarks/qgsms_step2_key.py --model local --pairs-per-dim 2
+    nice -n 10 python benchmarks/qgsms_step2_key.py --model local --methods direct  # no Step 3
 
 ``--model local`` is the embedded SmolLM2-135M (xllamacpp); with its 2048-token context Step 2
 needs ``max_profiles=10`` and 120-character explanations (as ``qgsms run`` documents).
@@ -99,9 +100,8 @@ def summarise(name: str, res, stats, items) -> dict:
            "key chosen": key_share(res, items)}  # fmt: skip
     for m in ("DF", "DC", "DE"):
         out[f"sim {m}"] = t[f"sim_{m}"].mean()
-        ok = t[[f"sim_{m}", m]].dropna()
-        out[f"r({m})"] = ok[f"sim_{m}"].corr(ok[m]) if len(ok) > 2 else float("nan")
-    for method in ("qg-sms", "direct"):
+        out[f"|sim - true| {m}"] = (t[f"sim_{m}"] - t[m]).abs().mean()
+    for method in res.methods:
         acc = res.accuracy[method]["all"]
         out[f"{method} AA"], out[f"{method} CA"] = acc.AA, acc.CA
     out["failed judgements"] = int((res.judgements["status"] == "failed").sum())
@@ -116,6 +116,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--temperature", type=float, default=1.0)
     ap.add_argument("--cache", type=Path, default=None)
+    ap.add_argument("--methods", default="qg-sms,direct", help="direct alone skips Step 3")
     args = ap.parse_args()
     room = simulate_classroom(ClassroomConfig(n_students=60, n_materials=1,
                                               questions_per_material=args.questions, seed=5))  # fmt: skip
@@ -129,7 +130,7 @@ def main() -> None:
     def opener(log_path):
         return get_model(args.model, cache_dir=cache, log_path=log_path)
 
-    kw = dict(methods=["qg-sms", "direct"], max_profiles=10, explanation_chars=120,
+    kw = dict(methods=args.methods.split(","), max_profiles=10, explanation_chars=120,
               temperature=args.temperature, bradley_terry=False, seed=args.seed,
               max_failures="100%")  # fmt: skip
     rows = []
