@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .stats import FIELDS, MIN_STUDENTS, VERDICTS, batch_tests
+from .stats import FIELDS, MIN_STUDENTS, SIMULATION_SE, VERDICTS, batch_tests
 
 __all__ = [
     "DESIGNS",
@@ -306,7 +306,7 @@ def simulate_power(
     reps: int = 1000,
     seed: int = 0,
     chunk: int = 500,
-    se: str = "cr3",
+    se: str = SIMULATION_SE,
 ) -> dict[str, dict[str, float]]:
     """Share of simulated studies ending in each verdict, for clustered (``se``: ``"cr3"``,
     ``"cr2"`` or ``"cr1"``) and naive SEs."""
@@ -351,7 +351,7 @@ def power_table(
     reps: int = 500,
     seed: int = 0,
     executor=None,
-    se: str = "cr3",
+    se: str = SIMULATION_SE,
 ) -> pd.DataFrame:
     """For every (ε, δ, ρ): closed-form sample sizes and the simulated share of draws at
     ``n_students × m`` (clustered SEs of kind ``se``, and naive) next to the normal
@@ -407,7 +407,7 @@ def verdict_convergence(
     human: float = 0.25,
     random: float = 0.05,
     executor=None,
-    se: str = "cr3",
+    se: str = SIMULATION_SE,
 ) -> pd.DataFrame:
     """Share of simulated studies ending in each verdict (clustered SEs of kind ``se``) as the
     number of students grows, for fixed truths ``p_Human − p_AI = gap`` (:func:`gap_rates`): the
@@ -444,7 +444,7 @@ def verdict_convergence(
 
 def _convergence_cell(
     rates: Rates, g: int, m: int, eps: float, delta: float, alpha: float, rho: float, reps: int,
-    seed: list[int], se: str = "cr3",
+    seed: list[int], se: str = SIMULATION_SE,
 ) -> tuple[np.ndarray, float]:  # fmt: skip
     """One (gap, size) task of :func:`verdict_convergence`: clustered verdict tally and the
     number of point-null rejections."""

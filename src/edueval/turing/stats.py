@@ -54,6 +54,22 @@ differences; ``Z_g`` student ``g``'s sum, ``n_g`` their MCQs, ``E_g = Z_g − n_
   at d = 0 among 5 / 10 / 20 alike students in 1.7 / 24.7 / 82.1% of studies (CR2 2.7 / 29.9 /
   83.8%, CR1 7.5 / 34.7 / 84.5%); from 40 students on, within a point of CR2's.
 
+* ``boot`` (the default of ``turing analyze`` since issue 34): CR3 + Hall again, with two
+  changes. (1) A design effect of at least 1: the SE is never below the rows-independent one
+  (:func:`floored_cr3`), and Hall's skewness shrinks by ``(se_CR3/se)³`` where the floor binds.
+  (2) Every p-value is the larger of the t-table one and a pairs cluster bootstrap-t one
+  (:func:`boot_mean`: students resampled with replacement, ``B`` = :data:`N_BOOT` draws,
+  seeded; the same Hall-corrected CR3 statistic recomputed on each draw). CR3 + Hall alone
+  still over-declared ``draw`` where students differ in how many answers they get wrong
+  (design ``ability`` of :func:`~.power.design_counts`: 6.0% at 20 students, 10,000 studies);
+  the bootstrap alone errs in other cells; a claim now needs both. Symmetric wild cluster
+  bootstraps (Rademacher, Webb) and sign-flip tests were measured and are worse here (7.6-7.9%
+  at 20-40 students): their resampled sums are symmetric and cannot see the skewness that
+  makes the one-sided tests fail. The floor keeps near-degenerate classes from flipping: four
+  identical students and a fifth one answer apart are judged, as five identical ones now are,
+  on the answers' own variance (before: ``inconclusive`` for the five, decisive for the
+  neighbour on a CR3 SE of 0.008). Measured: benchmarks/turing_bootstrap.py, README P5.
+
 "No variation" is decided from the counts, never from a floating-point SE: the clustered SE is 0
 exactly when every residual ``N·Z_g − n_g·ΣZ`` is 0 (every student has the same proportion) and
 the naive one when ``N·Σz² − (Σz)² = 0`` (every MCQ has the same score) - integer arithmetic
@@ -229,7 +245,8 @@ def hall(t: np.ndarray, skew: np.ndarray) -> np.ndarray:
     term under this map; its derivative ``(1 + a t)²`` is never negative, so it is monotone and
     a test on it is a test on ``t`` with shifted, asymmetric critical values."""
     a = np.asarray(skew, dtype=float) / 3.0
-    return t + a * t**2 + a**2 * t**3 / 3.0 + a / 2.0
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN/inf t (no statistic) stay so
+        return t + a * t**2 + a**2 * t**3 / 3.0 + a / 2.0
 
 
 def hall_inverse(y: np.ndarray, skew: np.ndarray) -> np.ndarray:
@@ -388,9 +405,11 @@ def floored_cr3(cluster_sums: np.ndarray, sizes: np.ndarray, sum_sq: np.ndarray)
 class BootEstimate(MeanEstimate):
     """:func:`floored_cr3` (the fields of :class:`MeanEstimate`: the t-table half) with its pairs
     cluster bootstrap-t half: ``tstar[..., b]`` the sorted bootstrap statistics (NaN last: a
-    draw with no variation at all), ``se_b`` / ``skew_b`` the SE and skewness the bootstrap
-    statistic is studentised with. Every p-value is the larger of the two halves' and every
-    bound the wider, so a claim needs both."""
+    draw of students who all have the same mean, which has no statistic), ``se_b`` / ``skew_b``
+    the CR3 SE and skewness the data's bootstrap statistic is studentised with, ``skip`` where
+    the students do not vary at all (nothing to resample: the t-table half decides alone).
+    Every p-value is the larger of the two halves' (``(1 + #{T* ≤ T})/(B + 1)`` for the
+    bootstrap, never 0) and every bound the wider, so a claim needs both."""
 
     se_b: np.ndarray = field(default_factory=lambda: np.zeros(()))
     skew_b: np.ndarray = field(default_factory=lambda: np.zeros(()))
@@ -468,10 +487,12 @@ def _skew_from_moments(m2: np.ndarray, m3: np.ndarray, g: float, ok: np.ndarray)
 def _boot_block(
     z: np.ndarray, n: np.ndarray, w: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One block of studies ``[S, G]`` (sums, sizes) and draws ``w [B, G]``: the CR1 SE and
+    """One block of studies ``[S, G]`` (sums, sizes) and draws ``w [B, G]``: the CR3 SE and
     Hall skewness of each study and its bootstrap statistics ``[S, B]``,
-    ``T* = hall((m* − m)/se*, skew*)`` (every resampled copy of a student a cluster); the
-    sums over the drawn students are one matrix product of the per-student terms with ``w``."""
+    ``T* = hall((m* − m)/se*, skew*)``, every resampled copy of a student a cluster. ``se*``
+    takes CR3's jackknife factors ``(1 − n_g/N)^-2`` at the sample's leverages (a draw's own
+    total N* differs from N by a few percent; on the data, exactly CR3): the sums over the
+    drawn students are then one matrix product of per-student terms with ``w``."""
     s_n, g = z.shape
     big_n, tot = n.sum(-1), z.sum(-1)
     e = (big_n[:, None] * z - n * tot[:, None]) / big_n[:, None]  # exact zeros for alike students
@@ -506,8 +527,9 @@ def boot_mean(
 ) -> BootEstimate:
     """The ``boot`` estimate of a mean, batched: :func:`floored_cr3` and, over the same
     studies, the pairs cluster bootstrap-t (Hall 1992, ch. 3; Cameron, Gelbach & Miller 2008)
-    of the same kind of statistic, ``hall((m − θ)/se, skew)`` with a CR1 SE floored at the naive
-    one, its null distribution the resampled ``hall((m* − m)/se*, skew*)``.
+    of the Hall-corrected CR3 statistic ``hall((m − θ)/se, skew)``, its null distribution the
+    resampled ``hall((m* − m)/se*, skew*)`` (:func:`_boot_block`; not floored: the floor is
+    the t-table half's, and a floored bootstrap statistic loses the resamples' spread).
 
     ``cluster_sums``, ``sizes`` and ``sq_sums`` (each student's Σ of scores and of squared
     scores) are ``[..., G]``; ``weights`` from :func:`boot_weights` for the flattened batch.
