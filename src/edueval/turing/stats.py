@@ -42,7 +42,8 @@ differences; ``Z_g`` student ``g``'s sum, ``n_g`` their MCQs, ``E_g = Z_g − n_
   (asymmetric) confidence bounds. The default before CR3: ``draw`` at ``|d| = ε`` within α + 2 MC
   SEs in 55 of 56 cells of benchmarks/turing_validity.py; the exception, 20 students with sheets
   of 5-45 MCQs and a 20% preferring minority, is 5.9% (80,000 studies; CR1 7.7%);
-* ``cr3`` (the default): Bell & McCaffrey's (2002) CR3, ``A_g = (I − H_gg)^{-1}``, i.e.
+* ``cr3`` (the default until issue 34; the t-table half of ``boot``): Bell & McCaffrey's
+  (2002) CR3, ``A_g = (I − H_gg)^{-1}``, i.e.
   ``SE² = Σ_g E_g² / (1 − h_g)² / N²`` - for a mean exactly the leave-one-student-out jackknife
   ``Σ_g (z̄_(g) − z̄)²``, since ``z̄_(g) − z̄ = −E_g / (N (1 − h_g))`` - with CR2's Bell-McCaffrey
   df and Hall's term as above. With equal sheets its variance is CR2's times ``G/(G − 1)``.
