@@ -242,17 +242,31 @@ def test_student_without_phase1_error_is_rejected(tmp_path, capsys):
 
 
 def test_identical_students_give_no_verdict():
-    """Two (or twenty) students with identical counts: every clustered SE is 0, which is no
-    evidence of precision -- no draw, no 'better', however favourable the rates look."""
-    from edueval.turing.stats import FIELDS, VERDICTS, batch_tests
+    """Two (or twenty) students with identical counts: every analytic clustered SE is 0, which is
+    no evidence of precision -- no draw, no 'better', however favourable the rates look (p = 1).
+    The default (boot) judges them on the answers' own variance instead (its SE is never below
+    the rows-independent one): the TOST p-value is the t table's at the naive SE, G - 1 df."""
+    from scipy import stats as sps
+
+    from edueval.turing.stats import ANALYTIC_SE, FIELDS, VERDICTS, batch_tests
 
     one = dict.fromkeys(FIELDS, 0)
     one.update(n=25, C=10, A=5, H=5, R=5)
     for g in (2, 5, 20):
         counts = np.array([[[one[f] for f in FIELDS]] * g], dtype=float)
+        for cse in ANALYTIC_SE:
+            bt = batch_tests(counts, eps=0.1, delta=0.05, alpha=0.05, cluster_se=cse)
+            assert VERDICTS[bt.verdict["clustered"][0]] == "inconclusive", (g, cse)
+            assert bt.tost_p["clustered"][0] == 1.0
         bt = batch_tests(counts, eps=0.1, delta=0.05, alpha=0.05)
-        assert VERDICTS[bt.verdict["clustered"][0]] == "inconclusive", g
-        assert bt.tost_p["clustered"][0] == 1.0
+        # p_AI = p_random: neither beats random + delta, whatever the TOST says (at 20 students
+        # both are shown below it)
+        want_v = "both_fail" if g == 20 else "inconclusive"
+        assert VERDICTS[bt.verdict["clustered"][0]] == want_v, g
+        d = np.repeat([1.0, -1.0, 0.0], [5 * g, 5 * g, 15 * g])
+        se = d.std(ddof=1) / np.sqrt(d.size)
+        want = sps.t.sf(0.1 / se, g - 1) if g >= 2 else 1.0
+        assert bt.tost_p["clustered"][0] == pytest.approx(want, rel=1e-9), g
 
 
 def test_too_few_students_are_inconclusive():

@@ -28,6 +28,7 @@ from edueval.turing import (
     read_choices,
     simulate_study,
 )
+from edueval.turing.stats import SE_KINDS
 
 from .test_generator_split import PHASE1, Script
 
@@ -236,7 +237,7 @@ def test_analyze_choices_in_memory_equals_the_command_line(cli, tmp_path):
     frame = res.to_frame()
     assert list(frame.columns) == ["term", "se", "estimate", "std_err", "ci_low", "ci_high",
                                    "statistic", "df", "p_value", "reject"]  # fmt: skip
-    assert len(frame) == 4 * 2 + 4 + len(res.tests)
+    assert len(frame) == 4 * 2 + len(SE_KINDS) + len(res.tests)
     diff = frame[(frame["term"] == "p_ai - p_human")].set_index("se")
     assert diff.loc["cr3", "ci_low"] == res.diff_ci["cr3"][0]
     p_ai = frame[(frame["term"] == "p_ai") & (frame["se"] == "naive")].iloc[0]

@@ -17,6 +17,7 @@ from edueval.cli.main import main
 from edueval.turing import analyze_choices
 from edueval.turing.power import design_counts
 from edueval.turing.stats import (
+    ANALYTIC_SE,
     CLUSTER_SE,
     VERDICTS,
     batch_tests,
@@ -79,7 +80,7 @@ def test_identical_and_proportional_students_are_inconclusive(g):
             mult = [1] * g if layout == "identical" else [1 + i % 5 for i in range(g)]
             counts = np.array([sheet(*(k * x for x in base)) for k in mult], dtype=float)
             residue += _old_cr1_se(counts) > 0
-            for cse in CLUSTER_SE:
+            for cse in ANALYTIC_SE:
                 bt = batch_tests(counts, eps=EPS, delta=DELTA, alpha=ALPHA, cluster_se=cse)
                 assert VERDICTS[bt.verdict["clustered"]] == "inconclusive", (base, layout, cse)
                 assert bool(bt.est["clustered"]["diff"].flat)
@@ -87,7 +88,7 @@ def test_identical_and_proportional_students_are_inconclusive(g):
                 assert np.isnan(bt.diff_ci["clustered"]).all()
                 for p in (bt.tost_p, bt.beyond_p_ai, bt.beyond_p_human):
                     assert p["clustered"] == 1.0
-            res = analyze_choices(sheet_frame(counts.tolist()), eps=EPS, delta=DELTA)
+            res = analyze_choices(sheet_frame(counts.tolist()), eps=EPS, delta=DELTA, se="cr3")
             assert res.verdict == "inconclusive" and res.verdicts["cr1"] == "inconclusive"
             assert res.reason.startswith("no variation between students in p_AI - p_Human")
     assert residue > 0  # the inputs do reproduce the rounding residue the guard must ignore
@@ -98,15 +99,16 @@ def test_the_issues_five_copies_by_the_command(tmp_path, capsys):
     undefined, the reason in the summary and in results.json."""
     path = tmp_path / "p2.csv"
     sheet_frame([sheet(25, 4, 14, 7, 0)] * 5).to_csv(path, index=False)
-    assert main(["turing", "analyze", str(path), "--out", str(tmp_path / "run")]) == 0
+    run = ["turing", "analyze", str(path), "--se", "cr3", "--out", str(tmp_path / "run")]
+    assert main(run) == 0
     out = capsys.readouterr().out
     assert "INCONCLUSIVE" in out and "no variation between students" in out
     res = json.loads((tmp_path / "run" / "results.json").read_text())
     assert res["verdict"] == "inconclusive" and res["verdicts"]["cr1"] == "inconclusive"
     assert res["reason"].startswith("no variation between students")
-    assert res["se"] == CLUSTER_SE[0] == "cr3" and "jackknife" in res["se_method"]
+    assert res["se"] == "cr3" and "jackknife" in res["se_method"]
     lib = analyze_choices(sheet_frame([sheet(25, 4, 14, 7, 0)] * 5), eps=EPS, delta=DELTA)
-    assert lib.se == CLUSTER_SE[0] == "cr3" and "jackknife" in lib.to_dict()["se_method"]
+    assert lib.se == CLUSTER_SE[0] == "boot" and "bootstrap" in lib.to_dict()["se_method"]
 
 
 def test_one_answer_of_difference_is_variation():
@@ -114,7 +116,7 @@ def test_one_answer_of_difference_is_variation():
     have variation, and the tests run on it."""
     counts = np.array([sheet(25, 4, 14, 7, 0)] * 4 + [sheet(25, 4, 13, 8, 0)], dtype=float)
     assert not no_variation(counts[:, 2] - counts[:, 3], counts[:, 0])
-    bt = batch_tests(counts, eps=EPS, delta=DELTA, alpha=ALPHA)
+    bt = batch_tests(counts, eps=EPS, delta=DELTA, alpha=ALPHA, cluster_se="cr3")
     assert not bool(bt.est["clustered"]["diff"].flat)
     assert bt.diff_se["clustered"] > 0 and bt.tost_p["clustered"] < 1
 
@@ -217,7 +219,7 @@ def test_interval_bounds_invert_the_one_sided_tests():
     rng = np.random.default_rng(4)
     sizes = rng.integers(5, 40, size=15)
     sums = np.array([rng.binomial(n, 0.7 if i < 3 else 0.2) for i, n in enumerate(sizes)], float)
-    est = clustered_mean(sums, sizes, CLUSTER_SE[0])
+    est = clustered_mean(sums, sizes, "cr3")
     assert est.skew > 0.05
     lo, hi = est.bounds(ALPHA)
     assert est.p_upper(float(lo)) == pytest.approx(ALPHA, rel=1e-8)
@@ -237,7 +239,7 @@ def _draw_rate(design: str, g: int, diff: float, reps: int, seed: int) -> dict[s
                 "clustered"
             ] == VERDICTS.index("draw")).mean()
         )
-        for cse in CLUSTER_SE
+        for cse in ANALYTIC_SE
     }  # fmt: skip
 
 
@@ -260,7 +262,7 @@ def test_default_holds_alpha_at_the_margin_under_skew(design, g):
     bound = ALPHA + 2 * np.sqrt(ALPHA * (1 - ALPHA) / reps)
     for diff in (EPS, -EPS):
         rate = _draw_rate(design, g, diff, reps, seed=g + (diff > 0))
-        assert rate[CLUSTER_SE[0]] <= bound, (diff, rate)
+        assert rate["cr3"] <= bound, (diff, rate)
 
 
 def test_cli_analyze_se_cr1_decides_and_bad_se_is_one_line(tmp_path, capsys):
@@ -275,7 +277,7 @@ def test_cli_analyze_se_cr1_decides_and_bad_se_is_one_line(tmp_path, capsys):
     capsys.readouterr()
     code = main(["turing", "analyze", str(path), "--se", "cr4", "--out", str(tmp_path / "b")])
     err = capsys.readouterr().err
-    assert code == 2 and "--se must be one of naive, cr3, cr2, cr1" in err
+    assert code == 2 and "--se must be one of naive, boot, cr3, cr2, cr1" in err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -305,7 +307,7 @@ def test_simulations_take_the_clustered_se_option():
     cr2 = simulate_power(Rates(0.3, 0.3, 0.1), **kw)
     assert cr1["naive"] == cr2["naive"]  # same studies, same naive verdicts
     assert cr1["clustered"] != cr2["clustered"]
-    with pytest.raises(InputError, match="se= must be one of cr3, cr2, cr1"):
+    with pytest.raises(InputError, match="se= must be one of boot, cr3, cr2, cr1"):
         SimConfig(se="cr4").check()
 
 
@@ -328,5 +330,5 @@ def test_cli_power_and_simulate_take_the_clustered_se(tmp_path, capsys):
     assert set(pd.read_csv(tmp_path / "sim" / "type1.csv")["clustered_se"]) == {"cr1"}
     capsys.readouterr()
     assert main(["turing", "power", "--se", "cr4", "--out", str(tmp_path / "p2")]) == 2
-    assert "--se must be one of cr3, cr2, cr1" in capsys.readouterr().err
+    assert "--se must be one of boot, cr3, cr2, cr1" in capsys.readouterr().err
     assert main(["turing", "simulate", "--se", "cr4", "--out", str(tmp_path / "s2")]) == 2

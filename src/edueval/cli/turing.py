@@ -63,8 +63,10 @@ ClusterSeOption = Annotated[
     typer.Option(
         "--se",
         help="Student-clustered SE of the simulated verdicts: cr3 (default; jackknife variance, "
-        "Bell-McCaffrey df, Hall's skewness correction), cr2 (the same with CR2's variance) or "
-        "cr1 (G - 1 df; over-declares draws under skew).",
+        "Bell-McCaffrey df, Hall's skewness correction), boot (turing analyze's default: the "
+        "same with a design effect of at least 1 and a pairs cluster bootstrap-t beside the t "
+        "table; 999 draws per simulated study), cr2 (the same with CR2's variance) or cr1 "
+        "(G - 1 df; over-declares draws under skew).",
     ),
 ]
 
@@ -96,16 +98,28 @@ def analyze(
     delta: DeltaOption = 0.05,
     alpha: AlphaOption = 0.05,
     se: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--se",
-            help="Standard errors that decide: cr3 (default; student-clustered CR3, the "
-            "jackknife variance, with Bell-McCaffrey df and Hall's skewness correction; "
-            "'clustered' means the same), cr2 (the same with CR2's variance), cr1 "
-            "(Liang-Zeger, G - 1 df: over-declares draws when a minority of students strongly "
-            "prefers one source) or naive. All four are reported.",
+            help="The test that decides: boot (the default; CR3 with Hall's skewness "
+            "correction and a design effect of at least 1, each p-value the larger of its "
+            "t-table and its pairs cluster bootstrap-t value: holds its level with few and "
+            "uneven students), cr3 (the same statistic on the t table alone: the default "
+            "before; over-declares draws when students differ in how many answers they get "
+            "wrong), cr2 (CR2's variance), cr1 (Liang-Zeger, G - 1 df) or naive; 'clustered' "
+            "means the default. All are reported.",
         ),
-    ] = "cr3",
+    ] = None,
+    n_boot: Annotated[
+        int | None,
+        typer.Option(
+            "--boot",
+            min=1,
+            max=1_000_000,
+            help="Bootstrap draws of the students for --se boot (default 999).",
+        ),
+    ] = None,
+    seed: SeedOption = 0,
     phase1: Annotated[
         Path | None,
         typer.Option(
@@ -122,7 +136,10 @@ def analyze(
     from ..turing.pipeline import analyze_run
 
     path = out_dir(out, "turing analyze", overwrite)
-    res = analyze_run(path, choices, eps=eps, delta=delta, alpha=alpha, se=se, phase1_path=phase1)
+    res = analyze_run(
+        path, choices, eps=eps, delta=delta, alpha=alpha, se=se, phase1_path=phase1,
+        n_boot=n_boot, seed=seed,
+    )  # fmt: skip
     show((path / "summary.txt").read_text(), json_out)
     say(f"verdict: {res['verdict']}")
     done(path, json=json_out)

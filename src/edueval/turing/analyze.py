@@ -12,10 +12,11 @@ median per chosen source).
 The statistics (pairing, standard errors, tests, decision rule) are in
 :mod:`edueval.turing.stats`; :func:`analyze_choices` returns a :class:`TuringResults` in the
 statsmodels style, whose :meth:`~TuringResults.summary` prints everything. Every test is reported
-under four standard errors - ``naive``, ``cr3`` (the default: CR3, the jackknife variance, with
-Bell-McCaffrey df and Hall's skewness correction), ``cr2`` (the same with CR2's variance, the
-default before CR3) and ``cr1`` (the default before issue 18) - and ``se`` chooses which decides;
-``"clustered"`` means the default clustered one.
+under five kinds - ``naive``, ``boot`` (the default: CR3 + Hall with a design effect of at least
+1, each p-value the larger of its t-table and its pairs cluster bootstrap-t value; issue 34),
+``cr3`` (CR3, the jackknife variance, with Bell-McCaffrey df and Hall's skewness correction: the
+default before), ``cr2`` (the same with CR2's variance) and ``cr1`` (the default before issue
+18) - and ``se`` chooses which decides; ``"clustered"`` means the default, ``boot``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from ..stats import wilson_interval
 from ..tables import Col, Schema
 from .stats import (
     CLUSTER_SE,
+    DEFAULT_SE,
     FIELDS,
+    N_BOOT,
     SE_KINDS,
     SE_METHODS,
     VERDICTS,
@@ -156,11 +159,10 @@ def choice_counts(choices: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
 
 def _se_kind(se: str) -> str:
     """``se`` as one of :data:`~.stats.SE_KINDS` (``"clustered"`` = the default clustered SE)."""
-    kind = CLUSTER_SE[0] if se == "clustered" else se
+    kind = DEFAULT_SE if se == "clustered" else se
     if kind not in SE_KINDS:
         raise InputError(
-            f"se= must be one of {', '.join(SE_KINDS)} (or 'clustered' = {CLUSTER_SE[0]}), "
-            f"got {se!r}"
+            f"se= must be one of {', '.join(SE_KINDS)} (or 'clustered' = {DEFAULT_SE}), got {se!r}"
         )
     return kind
 
@@ -175,14 +177,14 @@ def _fmt_ci(ci: tuple[float, float]) -> str:
 class TuringResults:
     """Results of the imitation-game analysis (statsmodels style: estimates, tests, summary).
 
-    ``verdicts``, ``reasons`` and ``diff_ci`` are keyed by SE kind (``naive``, ``cr3``, ``cr2``,
-    ``cr1``, and ``clustered`` = the clustered kind that decides, or ``cr3`` when ``se`` is
-    naive)."""
+    ``verdicts``, ``reasons`` and ``diff_ci`` are keyed by SE kind (``naive``, ``boot``,
+    ``cr3``, ``cr2``, ``cr1``, and ``clustered`` = the clustered kind that decides, or ``boot``
+    when ``se`` is naive). ``n_boot`` and ``seed``: the bootstrap draws of ``boot``."""
 
     eps: float
     delta: float
     alpha: float
-    se: str  # which standard errors decide the headline verdict: "cr3", "cr2", "cr1" or "naive"
+    se: str  # which kind decides the headline verdict: "boot", "cr3", "cr2", "cr1" or "naive"
     n: int
     n_students: int
     rates: pd.DataFrame  # source, p, ci (naive Wilson, clustered t), SEs
@@ -195,6 +197,8 @@ class TuringResults:
     reason: str = ""  # why the verdict, in one sentence (e.g. why inconclusive)
     reasons: dict[str, str] = field(default_factory=dict)
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+    n_boot: int = N_BOOT
+    seed: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -204,6 +208,8 @@ class TuringResults:
             "reasons": self.reasons,
             "se": self.se,
             "se_method": SE_METHODS[self.se],
+            "n_boot": self.n_boot,
+            "seed": self.seed,
             "eps": self.eps,
             "delta": self.delta,
             "alpha": self.alpha,
@@ -240,9 +246,9 @@ class TuringResults:
 
     @property
     def clustered_kind(self) -> str:
-        """The clustered SE kind of ``rates``' clustered columns (``se``, or cr3 when naive
-        decides)."""
-        return self.se if self.se in CLUSTER_SE else CLUSTER_SE[0]
+        """The clustered SE kind of ``rates``' clustered columns (``se``, or the default when
+        naive decides)."""
+        return self.se if self.se in CLUSTER_SE else DEFAULT_SE
 
     def summary(self) -> str:
         """A plain-text summary: rates, the 2x2 table, every test under every SE, the verdict."""
@@ -280,7 +286,9 @@ class TuringResults:
         others = ", ".join(f"{k}: {self.verdicts[k]}" for k in SE_KINDS if k != self.se)
         lines += [
             "",
-            "SEs: " + "; ".join(f"{k} = {SE_METHODS[k]}" for k in SE_KINDS) + ".",
+            "SEs: "
+            + "; ".join(f"{k} = {SE_METHODS[k]}" for k in SE_KINDS)
+            + f" (boot: B = {self.n_boot}, seed {self.seed}).",
             f"Decision: the {level} CI of p_AI - p_Human inside (-{self.eps}, +{self.eps}) -> draw "
             f"(if both beat random + {self.delta}); above +{self.eps} -> ai_better; below "
             f"-{self.eps} -> human_better. McNemar (d = 0) is reported, not deciding.",
@@ -378,26 +386,34 @@ def analyze_choices(
     eps: float = 0.10,
     delta: float = 0.05,
     alpha: float = 0.05,
-    se: str = "clustered",
+    se: str = DEFAULT_SE,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
 ) -> TuringResults:
     """Analyse Phase-2 choices (a frame as :func:`read_choices` returns, or any frame with
-    ``student, question, chosen``). ``se`` chooses the standard errors that decide the verdict:
-    ``"cr3"`` (= ``"clustered"``, the default), ``"cr2"``, ``"cr1"`` or ``"naive"``; all are
-    reported."""
+    ``student, question, chosen``). ``se`` chooses the test that decides the verdict:
+    ``"boot"`` (= ``"clustered"``, the default), ``"cr3"``, ``"cr2"``, ``"cr1"`` or ``"naive"``;
+    all are reported. ``n_boot`` bootstrap draws of the students, from ``seed``: the same data
+    and seed give the same p-values."""
     check_margins(eps, delta, alpha)
+    if not 1 <= n_boot <= 1_000_000:
+        raise InputError(f"n_boot= must be in [1, 1000000], got {n_boot}")
     kind = _se_kind(se)
     if not any(c.startswith("is_") for c in choices.columns):
         choices = read_choices(choices)  # checked as a file is: errors name the choices DataFrame
     counts, _ = choice_counts(choices)
     bts = {
-        m: batch_tests(counts, eps=eps, delta=delta, alpha=alpha, cluster_se=m) for m in CLUSTER_SE
+        m: batch_tests(
+            counts, eps=eps, delta=delta, alpha=alpha, cluster_se=m, n_boot=n_boot, seed=seed
+        )
+        for m in CLUSTER_SE
     }
-    # (batch, key) behind each SE kind; the naive results are the same in both batches
+    # (batch, key) behind each SE kind; the naive results are the same in every batch
     where = {
-        "naive": (bts[CLUSTER_SE[0]], "naive"),
+        "naive": (bts[DEFAULT_SE], "naive"),
         **{m: (bts[m], "clustered") for m in CLUSTER_SE},
     }
-    where["clustered"] = where[kind if kind in CLUSTER_SE else CLUSTER_SE[0]]
+    where["clustered"] = where[kind if kind in CLUSTER_SE else DEFAULT_SE]
     deciding = where["clustered"][0]
     verdict_map = {k: VERDICTS[int(bt.verdict[key])] for k, (bt, key) in where.items()}
     reasons = {k: explain(bt, key) for k, (bt, key) in where.items()}
@@ -415,5 +431,5 @@ def analyze_choices(
         n_students=int(deciding.n_students), rates=_rates_table(deciding, alpha),
         tests=pd.DataFrame(tests), table=table, verdict=verdict_map[kind], verdicts=verdict_map,
         diff=float(deciding.diff), diff_ci=diff_ci, reason=reasons[kind], reasons=reasons,
-        extra=_extra_tables(choices),
+        extra=_extra_tables(choices), n_boot=n_boot, seed=seed,
     )  # fmt: skip

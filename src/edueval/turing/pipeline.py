@@ -35,7 +35,7 @@ from .power import (
     verdict_convergence,
 )
 from .simulate import AIS, SimConfig, SimulatedStudy, simulate_study
-from .stats import CLUSTER_SE
+from .stats import CLUSTER_SE, DEFAULT_SE, N_BOOT, SIMULATION_SE
 
 _VERDICT_COLORS = {
     "draw": "#2ca02c",
@@ -88,21 +88,36 @@ def analyze_run(
     eps: float = 0.10,
     delta: float = 0.05,
     alpha: float = 0.05,
-    se: str = "cr3",
+    se: str | None = None,
     phase1_path: Path | None = None,
+    n_boot: int | None = None,
+    seed: int = 0,
 ) -> dict:
+    """``turing analyze``'s run folder; ``se`` / ``n_boot`` None: the library's defaults
+    (:data:`~.stats.DEFAULT_SE`, :data:`~.stats.N_BOOT`)."""
+    se = DEFAULT_SE if se is None else se
+    n_boot = N_BOOT if n_boot is None else n_boot
     check_margins(eps, delta, alpha)
     choices = read_choices(choices_path)
     if phase1_path is not None:
         check_phase1(choices, phase1_path)
-    res = analyze_choices(choices, eps=eps, delta=delta, alpha=alpha, se=se)
+    res = analyze_choices(
+        choices, eps=eps, delta=delta, alpha=alpha, se=se, n_boot=n_boot, seed=seed
+    )
     inputs = {"choices": choices_path}
     if phase1_path is not None:
         inputs["phase1"] = phase1_path
     run = RunDir(
         out,
         command="turing analyze",
-        params={"eps": eps, "delta": delta, "alpha": alpha, "se": se},
+        params={
+            "eps": eps,
+            "delta": delta,
+            "alpha": alpha,
+            "se": se,
+            "n_boot": n_boot,
+            "seed": seed,
+        },  # fmt: skip
         inputs=inputs,
     )
     run.table("rates", res.rates)
@@ -157,7 +172,7 @@ def type1_table(
     seed: int = 0,
     rates: Rates | None = None,
     executor=None,
-    se: str = "cr3",
+    se: str = SIMULATION_SE,
 ) -> pd.DataFrame:
     """Share of ``draw`` when the truth is exactly |p_AI − p_Human| = ε (the boundary of the
     equivalence null), clustered (``se``) vs naive SEs, with the Monte-Carlo bound α + 2·MC-SE."""
@@ -217,7 +232,7 @@ def power_run(
     seed: int = 0,
     log=None,
     executor=None,
-    se: str = "cr3",
+    se: str = SIMULATION_SE,
 ) -> dict:
     for e in eps_values:
         check_margins(e, min(delta_values), alpha)

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .stats import FIELDS, MIN_STUDENTS, VERDICTS, batch_tests
+from .stats import FIELDS, MIN_STUDENTS, SIMULATION_SE, VERDICTS, batch_tests
 
 __all__ = [
     "DESIGNS",
@@ -169,7 +169,7 @@ def simulate_counts(
 
 
 #: the generators of the validity study (benchmarks/turing_validity.py), see :func:`design_counts`
-DESIGNS = ("homogeneous", "preference", "lengths", "shared")
+DESIGNS = ("homogeneous", "preference", "lengths", "shared", "ability", "ability_lengths")
 
 
 def _design_diffs(
@@ -217,9 +217,25 @@ def design_counts(
       question ``q`` moving ``d`` by ``e_q ~ U(−spread, spread)`` (centred on the bank), each
       student answering ``m`` of them drawn without replacement.
 
+    * ``ability``: students also differ in how many answers they get wrong: student ``g``'s
+      share of wrong answers is ``w_g = Φ(c + θ_g)``, ability ``θ_g ~ N(0, 1)`` (``c`` such
+      that the mean share is ``ai_plus_human + random``; spread ≈ uniform 0-1 at the default),
+      split between AI, human and random in the population's proportions, and among their AI
+      and human picks the 20% preferring students favour the AI (the ``preference`` shift, in
+      shares); every student's ``d_g`` scales with ``w_g``, so contributions are skewed and of
+      unequal spread - the design where CR3 + Hall declared ``draw`` at ``|d| = ε`` in 6.9% of
+      studies of 20 students (issue 34);
+    * ``ability_lengths``: ``ability`` with sheet lengths uniform on ``lengths``.
+
     ``return_diffs``: also each student's own ``d_g`` ``[reps, G]`` (who prefers the AI)."""
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
+    if design.startswith("ability"):
+        return _ability_counts(
+            rng, reps, n_students, diff=diff, m=m, share=share, shift=shift,
+            ai_plus_human=ai_plus_human, random=random,
+            lengths=lengths if design == "ability_lengths" else None, return_diffs=return_diffs,
+        )  # fmt: skip
     shape = (reps, n_students)
     d_g = _design_diffs(rng, shape, design, diff, share, shift)
     extra = spread if design == "shared" else 0.0
@@ -250,6 +266,34 @@ def design_counts(
     return (counts, d_g) if return_diffs else counts
 
 
+def _ability_counts(
+    rng: np.random.Generator, reps: int, n_students: int, *, diff: float, m: int, share: float,
+    shift: float, ai_plus_human: float, random: float, lengths: tuple[int, int] | None,
+    return_diffs: bool,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """:func:`design_counts`' ``ability`` designs. ``E[Φ(c + θ)] = Φ(c/√2)`` for ``θ ~ N(0, 1)``,
+    so the mean wrong share is exactly ``W = ai_plus_human + random`` and, with the preference
+    independent of ability, the mean ``d_g`` is exactly ``diff``."""
+    shape = (reps, n_students)
+    wrong = ai_plus_human + random
+    if not 0 < wrong < 1 or ai_plus_human <= 0:
+        raise ValueError("ai_plus_human + random must be in (0, 1)")
+    c = sps.norm.ppf(wrong) * math.sqrt(2.0)
+    w = sps.norm.cdf(c + rng.standard_normal(shape))
+    pref = rng.random(shape) < share
+    base, step = diff / ai_plus_human, shift / ai_plus_human  # in units of 2q - 1
+    q2 = np.where(pref, base + (1 - share) * step, base - share * step)
+    if np.abs(q2).max() > 1:
+        raise ValueError("rates outside [0, 1]: lower diff or shift")
+    ah = w * ai_plus_human / wrong
+    p = np.stack([1 - w, ah * (1 + q2) / 2, ah * (1 - q2) / 2, w * random / wrong], axis=-1)
+    n = np.full(shape, m) if lengths is None else rng.integers(lengths[0], lengths[1] + 1, shape)
+    counts = np.zeros((*shape, len(FIELDS)))
+    counts[..., 0] = n
+    counts[..., 1:5] = rng.multinomial(n, p)
+    return (counts, ah * q2) if return_diffs else counts
+
+
 def simulate_power(
     rates: Rates,
     *,
@@ -262,7 +306,7 @@ def simulate_power(
     reps: int = 1000,
     seed: int = 0,
     chunk: int = 500,
-    se: str = "cr3",
+    se: str = SIMULATION_SE,
 ) -> dict[str, dict[str, float]]:
     """Share of simulated studies ending in each verdict, for clustered (``se``: ``"cr3"``,
     ``"cr2"`` or ``"cr1"``) and naive SEs."""
@@ -307,7 +351,7 @@ def power_table(
     reps: int = 500,
     seed: int = 0,
     executor=None,
-    se: str = "cr3",
+    se: str = SIMULATION_SE,
 ) -> pd.DataFrame:
     """For every (ε, δ, ρ): closed-form sample sizes and the simulated share of draws at
     ``n_students × m`` (clustered SEs of kind ``se``, and naive) next to the normal
@@ -363,7 +407,7 @@ def verdict_convergence(
     human: float = 0.25,
     random: float = 0.05,
     executor=None,
-    se: str = "cr3",
+    se: str = SIMULATION_SE,
 ) -> pd.DataFrame:
     """Share of simulated studies ending in each verdict (clustered SEs of kind ``se``) as the
     number of students grows, for fixed truths ``p_Human − p_AI = gap`` (:func:`gap_rates`): the
@@ -400,7 +444,7 @@ def verdict_convergence(
 
 def _convergence_cell(
     rates: Rates, g: int, m: int, eps: float, delta: float, alpha: float, rho: float, reps: int,
-    seed: list[int], se: str = "cr3",
+    seed: list[int], se: str = SIMULATION_SE,
 ) -> tuple[np.ndarray, float]:  # fmt: skip
     """One (gap, size) task of :func:`verdict_convergence`: clustered verdict tally and the
     number of point-null rejections."""

@@ -63,7 +63,7 @@ from ..misconceptions import (
     slip_answer,
 )
 from ..tables import Col, Schema
-from .stats import CLUSTER_SE, FIELDS, VERDICTS, batch_tests
+from .stats import CLUSTER_SE, FIELDS, SIMULATION_SE, VERDICTS, batch_tests
 
 __all__ = [
     "AIS",
@@ -155,7 +155,7 @@ class SimConfig:
     seed: int = 0
     chunk: int = 50
     #: the student-clustered SE of the "clustered" verdicts (:data:`~.stats.CLUSTER_SE`)
-    se: str = "cr3"
+    se: str = SIMULATION_SE
 
     def check(self) -> None:
         from ..io import InputError

@@ -42,7 +42,8 @@ differences; ``Z_g`` student ``g``'s sum, ``n_g`` their MCQs, ``E_g = Z_g − n_
   (asymmetric) confidence bounds. The default before CR3: ``draw`` at ``|d| = ε`` within α + 2 MC
   SEs in 55 of 56 cells of benchmarks/turing_validity.py; the exception, 20 students with sheets
   of 5-45 MCQs and a 20% preferring minority, is 5.9% (80,000 studies; CR1 7.7%);
-* ``cr3`` (the default): Bell & McCaffrey's (2002) CR3, ``A_g = (I − H_gg)^{-1}``, i.e.
+* ``cr3`` (the default until issue 34; the t-table half of ``boot``): Bell & McCaffrey's
+  (2002) CR3, ``A_g = (I − H_gg)^{-1}``, i.e.
   ``SE² = Σ_g E_g² / (1 − h_g)² / N²`` - for a mean exactly the leave-one-student-out jackknife
   ``Σ_g (z̄_(g) − z̄)²``, since ``z̄_(g) − z̄ = −E_g / (N (1 − h_g))`` - with CR2's Bell-McCaffrey
   df and Hall's term as above. With equal sheets its variance is CR2's times ``G/(G − 1)``.
@@ -53,6 +54,22 @@ differences; ``Z_g`` student ``g``'s sum, ``n_g`` their MCQs, ``E_g = Z_g − n_
   like a homogeneous population inside the margin. The price is power at 5-20 students: a draw
   at d = 0 among 5 / 10 / 20 alike students in 1.7 / 24.7 / 82.1% of studies (CR2 2.7 / 29.9 /
   83.8%, CR1 7.5 / 34.7 / 84.5%); from 40 students on, within a point of CR2's.
+
+* ``boot`` (the default of ``turing analyze`` since issue 34): CR3 + Hall again, with two
+  changes. (1) A design effect of at least 1: the SE is never below the rows-independent one
+  (:func:`floored_cr3`), and Hall's skewness shrinks by ``(se_CR3/se)³`` where the floor binds.
+  (2) Every p-value is the larger of the t-table one and a pairs cluster bootstrap-t one
+  (:func:`boot_mean`: students resampled with replacement, ``B`` = :data:`N_BOOT` draws,
+  seeded; the same Hall-corrected CR3 statistic recomputed on each draw). CR3 + Hall alone
+  still over-declared ``draw`` where students differ in how many answers they get wrong
+  (design ``ability`` of :func:`~.power.design_counts`: 6.0% at 20 students, 10,000 studies);
+  the bootstrap alone errs in other cells; a claim now needs both. Symmetric wild cluster
+  bootstraps (Rademacher, Webb) and sign-flip tests were measured and are worse here (7.6-7.9%
+  at 20-40 students): their resampled sums are symmetric and cannot see the skewness that
+  makes the one-sided tests fail. The floor keeps near-degenerate classes from flipping: four
+  identical students and a fifth one answer apart are judged, as five identical ones now are,
+  on the answers' own variance (before: ``inconclusive`` for the five, decisive for the
+  neighbour on a CR3 SE of 0.008). Measured: benchmarks/turing_bootstrap.py, README P5.
 
 "No variation" is decided from the counts, never from a floating-point SE: the clustered SE is 0
 exactly when every residual ``N·Z_g − n_g·ΣZ`` is 0 (every student has the same proportion) and
@@ -99,7 +116,7 @@ fixed truth with ``0 < |d| < ε`` would move from "better" at moderate n to "dra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats as sps
@@ -107,7 +124,12 @@ from scipy import stats as sps
 from ..stats import cr1_mean, sign_test
 
 __all__ = [
+    "ANALYTIC_SE",
+    "BootEstimate",
     "CLUSTER_SE",
+    "DEFAULT_SE",
+    "N_BOOT",
+    "SIMULATION_SE",
     "EXACT_BELOW",
     "MIN_STUDENTS",
     "FIELDS",
@@ -118,6 +140,8 @@ __all__ = [
     "MeanEstimate",
     "batch_tests",
     "bm_df",
+    "boot_mean",
+    "boot_weights",
     "clustered_mean",
     "explain",
     "hall",
@@ -132,12 +156,26 @@ __all__ = [
 FIELDS = ("n", "C", "A", "H", "R", "AH", "AR", "HR")
 F = {name: i for i, name in enumerate(FIELDS)}
 VERDICTS = ("draw", "ai_better", "human_better", "both_fail", "inconclusive")
-#: student-clustered standard errors; the first is the default
-CLUSTER_SE = ("cr3", "cr2", "cr1")
+#: student-clustered standard errors with t-table p-values
+ANALYTIC_SE = ("cr3", "cr2", "cr1")
+#: every student-clustered kind; the first, ``boot``, decides ``turing analyze``'s verdict by
+#: default (CR3 + Hall with a design effect of at least 1, p-values also from the pairs cluster
+#: bootstrap-t: :func:`boot_mean`)
+CLUSTER_SE = ("boot", *ANALYTIC_SE)
+#: the kind that decides ``turing analyze``'s verdict unless ``se`` says otherwise
+DEFAULT_SE = CLUSTER_SE[0]
+#: the kind behind the simulated verdicts of ``turing power`` / ``turing simulate`` by default
+#: (thousands of studies each: the analytic CR3, not B bootstrap draws per study)
+SIMULATION_SE = "cr3"
+#: bootstrap draws of ``boot`` (α(B + 1) is an integer for α = 0.05, 0.01, 0.1)
+N_BOOT = 999
 #: every kind of standard error ``turing analyze`` reports
 SE_KINDS = ("naive", *CLUSTER_SE)
 #: what each kind is, in words (for reports and results.json)
 SE_METHODS = {
+    "boot": "student-clustered CR3 with Hall's (1992) skewness-corrected t and a design effect of "
+    "at least 1 (the SE never below the rows-independent one); each p-value the larger of its "
+    "t-table value (Bell-McCaffrey df) and its pairs cluster bootstrap-t value",
     "naive": "rows independent: SE^2 = s^2/N, t on N - 1 df",
     "cr1": "student-clustered CR1 (Liang-Zeger, G/(G-1) factor), t on G - 1 df",
     "cr2": "student-clustered CR2 (Bell-McCaffrey bias-reduced linearisation), Bell-McCaffrey "
@@ -208,7 +246,8 @@ def hall(t: np.ndarray, skew: np.ndarray) -> np.ndarray:
     term under this map; its derivative ``(1 + a t)²`` is never negative, so it is monotone and
     a test on it is a test on ``t`` with shifted, asymmetric critical values."""
     a = np.asarray(skew, dtype=float) / 3.0
-    return t + a * t**2 + a**2 * t**3 / 3.0 + a / 2.0
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN/inf t (no statistic) stay so
+        return t + a * t**2 + a**2 * t**3 / 3.0 + a / 2.0
 
 
 def hall_inverse(y: np.ndarray, skew: np.ndarray) -> np.ndarray:
@@ -299,15 +338,23 @@ def naive_mean(cluster_sums: np.ndarray, sum_sq: np.ndarray, sizes: np.ndarray) 
     return MeanEstimate(mean, np.where(flat, 0.0, se), n - 1, np.zeros_like(mean), flat)
 
 
-def clustered_mean(cluster_sums: np.ndarray, sizes: np.ndarray, method: str) -> MeanEstimate:
+def clustered_mean(
+    cluster_sums: np.ndarray, sizes: np.ndarray, method: str, sum_sq: np.ndarray | None = None
+) -> MeanEstimate:
     """Mean with a student-clustered SE (``method`` one of :data:`CLUSTER_SE`; module
     docstring), batched over leading axes; students of size 0 are padding.
 
     ``cr3`` and ``cr2`` differ only in the power of the leverage adjustment,
     ``Σ_g E_g² / (1 − h_g)^k / N²`` with ``k = 2`` (jackknife) and ``k = 1``; both take
-    Bell-McCaffrey df (:func:`bm_df`, the CR2 working-model df) and Hall's skewness term."""
+    Bell-McCaffrey df (:func:`bm_df`, the CR2 working-model df) and Hall's skewness term.
+    ``boot`` here is its t-table half (:func:`floored_cr3`, which needs ``sum_sq``, the Σ of
+    squared scores over all rows); its bootstrap half is :func:`boot_mean`."""
     if method not in CLUSTER_SE:
         raise ValueError(f"clustered SE must be one of {CLUSTER_SE}, got {method!r}")
+    if method == "boot":
+        if sum_sq is None:
+            raise ValueError("the boot method needs sum_sq (its SE is never below the naive one)")
+        return floored_cr3(cluster_sums, sizes, sum_sq)
     sizes = np.asarray(sizes, dtype=float)
     z = np.asarray(cluster_sums, dtype=float)
     n = sizes.sum(axis=-1)
@@ -329,6 +376,187 @@ def clustered_mean(cluster_sums: np.ndarray, sizes: np.ndarray, method: str) -> 
     return MeanEstimate(mean, np.where(flat, 0.0, se), df, skew, flat)
 
 
+def floored_cr3(cluster_sums: np.ndarray, sizes: np.ndarray, sum_sq: np.ndarray) -> MeanEstimate:
+    """CR3 + Bell-McCaffrey df + Hall's term with the SE never below the rows-independent one.
+
+    A design effect of at least 1: students' answers are not taken to be more precise than
+    independent answers. Between-student variation estimated from a handful of students can
+    come out near 0 by chance (four identical answer sheets and a fifth one answer apart), and a
+    CR3 SE of 0.008 where 125 independent answers give 0.078 is noise, not precision; the floor
+    makes identical students and their one-answer neighbours alike (both are judged on the
+    answers' own variance), instead of the one ``inconclusive`` and the other decisive. Only
+    every row having the same score (the naive SE exactly 0) or fewer than 2 students is "no
+    variation" here.
+
+    Hall's skewness is the third cumulant over the variance^1.5; where the floor binds the
+    variance is the floored one, so the skewness shrinks by ``(se_CR3 / se)³``: the residuals of
+    four identical students and a fifth one answer apart are as skewed as residuals can be, but
+    carry almost none of the variance, and must not tilt the test either."""
+    sizes = np.asarray(sizes, dtype=float)
+    cr3 = clustered_mean(cluster_sums, sizes, "cr3")
+    naive = naive_mean(cluster_sums, sum_sq, sizes)
+    flat = naive.flat | ((sizes > 0).sum(axis=-1) < 2)
+    se = np.where(flat, 0.0, np.maximum(cr3.se, naive.se))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shrink = np.where(se > 0, (cr3.se / se) ** 3, 0.0)
+    return MeanEstimate(cr3.mean, se, cr3.df, np.where(flat, 0.0, cr3.skew * shrink), flat)
+
+
+@dataclass
+class BootEstimate(MeanEstimate):
+    """:func:`floored_cr3` (the fields of :class:`MeanEstimate`: the t-table half) with its pairs
+    cluster bootstrap-t half: ``tstar[..., b]`` the sorted bootstrap statistics (NaN last: a
+    draw of students who all have the same mean, which has no statistic), ``se_b`` / ``skew_b``
+    the CR3 SE and skewness the data's bootstrap statistic is studentised with, ``skip`` where
+    the students do not vary at all (nothing to resample: the t-table half decides alone).
+    Every p-value is the larger of the two halves' (``(1 + #{T* ≤ T})/(B + 1)`` for the
+    bootstrap, never 0) and every bound the wider, so a claim needs both."""
+
+    se_b: np.ndarray = field(default_factory=lambda: np.zeros(()))
+    skew_b: np.ndarray = field(default_factory=lambda: np.zeros(()))
+    tstar: np.ndarray = field(default_factory=lambda: np.zeros((0,)))
+    skip: np.ndarray = field(default_factory=lambda: np.zeros((), dtype=bool))
+
+    def _stat_b(self, theta0: float) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (self.mean - theta0) / self.se_b
+        return hall(t, self.skew_b)
+
+    def _count(self) -> np.ndarray:
+        return (~np.isnan(self.tstar)).sum(axis=-1)
+
+    def p_upper(self, theta0: float) -> np.ndarray:
+        t0 = self._stat_b(theta0)[..., None]
+        p_b = (1.0 + (self.tstar >= t0).sum(axis=-1)) / (self._count() + 1.0)
+        p_b = np.where(self.skip, 0.0, p_b)
+        return np.where(self.flat, 1.0, np.maximum(super().p_upper(theta0), p_b))
+
+    def p_lower(self, theta0: float) -> np.ndarray:
+        t0 = self._stat_b(theta0)[..., None]
+        p_b = (1.0 + (self.tstar <= t0).sum(axis=-1)) / (self._count() + 1.0)
+        p_b = np.where(self.skip, 0.0, p_b)
+        return np.where(self.flat, 1.0, np.maximum(super().p_lower(theta0), p_b))
+
+    def bounds(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        """The hull of the t-table and the bootstrap one-sided ``1 − α`` bounds: ``L`` and ``U``
+        are exactly where :meth:`p_upper` and :meth:`p_lower` cross α (± a tie)."""
+        lo_t, hi_t = super().bounds(alpha)
+        b_ok = self._count()
+        c = np.ceil(alpha * (b_ok + 1.0) - 1.0 - 1e-9).astype(int)  # reject iff T0 < T*_(c)
+        valid = c >= 1
+        idx_lo = np.clip(c - 1, 0, self.tstar.shape[-1] - 1)
+        idx_hi = np.clip(b_ok - c, 0, self.tstar.shape[-1] - 1)
+        q_lo = np.take_along_axis(self.tstar, idx_lo[..., None], axis=-1)[..., 0]
+        q_hi = np.take_along_axis(self.tstar, idx_hi[..., None], axis=-1)[..., 0]
+        with np.errstate(invalid="ignore"):
+            hi_b = np.where(valid, self.mean - self.se_b * hall_inverse(q_lo, self.skew_b), np.inf)
+            lo_b = np.where(valid, self.mean - self.se_b * hall_inverse(q_hi, self.skew_b), -np.inf)
+        lo_b, hi_b = np.where(self.skip, np.inf, lo_b), np.where(self.skip, -np.inf, hi_b)
+        lo, hi = np.fmin(lo_t, lo_b), np.fmax(hi_t, hi_b)
+        return np.where(self.flat, np.nan, lo), np.where(self.flat, np.nan, hi)
+
+
+#: studies per bootstrap weight matrix: each block of studies gets its own resamples, so that
+#: simulated studies' p-values are independent, while one matrix product serves the block
+BOOT_BLOCK = 64
+
+
+def boot_weights(
+    rng: np.random.Generator, n_studies: int, n_students: int, n_boot: int = N_BOOT
+) -> list[tuple[slice, np.ndarray]]:
+    """Pairs cluster bootstrap draws: for each block of :data:`BOOT_BLOCK` studies a fresh
+    ``[B, G]`` matrix of how often each student is drawn (``Multinomial(G, 1/G)`` per draw)."""
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    p = np.full(n_students, 1.0 / n_students)
+    return [
+        (slice(i, min(i + BOOT_BLOCK, n_studies)),
+         rng.multinomial(n_students, p, size=n_boot).astype(float))
+        for i in range(0, n_studies, BOOT_BLOCK)
+    ]  # fmt: skip
+
+
+def _skew_from_moments(m2: np.ndarray, m3: np.ndarray, g: float, ok: np.ndarray) -> np.ndarray:
+    """Hall's ``γ̂/√G`` from the mean second and third moments of residual sums (as
+    :func:`_skewness_of_mean`); 0 where not ``ok`` or with fewer than 3 students."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g1 = m3 / m2**1.5
+        skew = g1 * np.sqrt(g * (g - 1)) / (g - 2) / np.sqrt(g)
+    return np.where(ok & (g >= 3) & (m2 > 0), skew, 0.0)
+
+
+def _boot_block(
+    z: np.ndarray, n: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One block of studies ``[S, G]`` (sums, sizes) and draws ``w [B, G]``: the CR3 SE and
+    Hall skewness of each study and its bootstrap statistics ``[S, B]``,
+    ``T* = hall((m* − m)/se*, skew*)``, every resampled copy of a student a cluster. ``se*``
+    takes CR3's jackknife factors ``(1 − n_g/N)^-2`` at the sample's leverages (a draw's own
+    total N* differs from N by a few percent; on the data, exactly CR3): the sums over the
+    drawn students are then one matrix product of per-student terms with ``w``."""
+    s_n, g = z.shape
+    big_n, tot = n.sum(-1), z.sum(-1)
+    e = (big_n[:, None] * z - n * tot[:, None]) / big_n[:, None]  # exact zeros for alike students
+    a = 1.0 / (1.0 - n / big_n[:, None]) ** 2  # CR3's jackknife factor, leverage n_g / N
+    e2, e3 = (e**2).sum(-1), (e**3).sum(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt((a * e**2).sum(-1)) / big_n
+    skew = _skew_from_moments(e2 / g, e3 / g, g, np.ones_like(e2, dtype=bool))
+    terms = np.stack([n, e, e**2, e * n, n**2, e**3, e**2 * n, e * n**2, n**3,
+                      a * e**2, a * e * n, a * n**2])  # fmt: skip
+    prods = (terms.reshape(-1, g) @ w.T).reshape(len(terms), s_n, -1)
+    ns, e1, e2s, en, n2, e3s, e2n, en2, n3, ae2, aen, an2 = prods
+    dl = e1 / ns  # m* - m
+    s2 = e2s - 2 * dl * en + dl**2 * n2
+    s3 = e3s - 3 * dl * e2n + 3 * dl**2 * en2 - dl**3 * n3
+    # a draw of students who all have the same mean has no statistic (its SE is 0 but for
+    # rounding; as the data themselves would be "no variation"): NaN, left out of the count
+    varies = s2 > 1e-10 * (e2s + dl**2 * n2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ses = np.sqrt(np.maximum(ae2 - 2 * dl * aen + dl**2 * an2, 0.0)) / ns
+        t = np.where(varies, dl / ses, np.nan)
+    sk = _skew_from_moments(s2 / g, s3 / g, g, varies)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return se, skew, hall(t, sk)
+
+
+def boot_mean(
+    cluster_sums: np.ndarray,
+    sizes: np.ndarray,
+    sq_sums: np.ndarray,
+    weights: list[tuple[slice, np.ndarray]],
+) -> BootEstimate:
+    """The ``boot`` estimate of a mean, batched: :func:`floored_cr3` and, over the same
+    studies, the pairs cluster bootstrap-t (Hall 1992, ch. 3; Cameron, Gelbach & Miller 2008)
+    of the Hall-corrected CR3 statistic ``hall((m − θ)/se, skew)``, its null distribution the
+    resampled ``hall((m* − m)/se*, skew*)`` (:func:`_boot_block`; not floored: the floor is
+    the t-table half's, and a floored bootstrap statistic loses the resamples' spread).
+
+    ``cluster_sums``, ``sizes`` and ``sq_sums`` (each student's Σ of scores and of squared
+    scores) are ``[..., G]``; ``weights`` from :func:`boot_weights` for the flattened batch.
+    Every student must have answered at least one MCQ."""
+    z = np.asarray(cluster_sums, dtype=float)
+    n = np.asarray(sizes, dtype=float)
+    q = np.asarray(sq_sums, dtype=float)
+    shape, g = z.shape[:-1], z.shape[-1]
+    if (n <= 0).any():
+        raise ValueError("the boot method needs every student to have answered an MCQ")
+    t_part = floored_cr3(z, n, q.sum(axis=-1))
+    zf, nf = z.reshape(-1, g), n.reshape(-1, g)
+    n_boot = weights[0][1].shape[0]
+    se_b = np.empty(zf.shape[0])
+    skew_b = np.empty(zf.shape[0])
+    tstar = np.empty((zf.shape[0], n_boot))
+    for block, w in weights:
+        se_b[block], skew_b[block], tstar[block] = _boot_block(zf[block], nf[block], w)
+    tstar.sort(axis=-1)  # NaN last
+    return BootEstimate(
+        t_part.mean, t_part.se, t_part.df, t_part.skew, t_part.flat,
+        se_b=se_b.reshape(shape), skew_b=skew_b.reshape(shape),
+        tstar=tstar.reshape(*shape, n_boot), skip=no_variation(z, n),
+    )  # fmt: skip
+
+
 def _skewness_of_mean(resid: np.ndarray, g: np.ndarray) -> np.ndarray:
     """``γ̂/√G``: adjusted Fisher-Pearson skewness ``g₁·√(G(G−1))/(G−2)`` of the residual sums
     ``E_g`` (which sum to 0), over √G; 0 with fewer than 3 students."""
@@ -345,14 +573,24 @@ def _mean(
 ) -> MeanEstimate:
     if kind == "naive":
         return naive_mean(cluster_sums, sum_sq, sizes)
-    return clustered_mean(cluster_sums, sizes, kind)
+    return clustered_mean(cluster_sums, sizes, kind, sum_sq)
 
 
-def _pair(counts: np.ndarray, kind: str, x: str, y: str, xy: str) -> MeanEstimate:
-    """Paired difference ``[chose x] − [chose y]`` per MCQ (``d² = x + y − 2xy`` for 0/1)."""
+def _pair(
+    counts: np.ndarray,
+    kind: str,
+    x: str,
+    y: str,
+    xy: str,
+    weights: list[tuple[slice, np.ndarray]] | None = None,
+) -> MeanEstimate:
+    """Paired difference ``[chose x] − [chose y]`` per MCQ (``d² = x + y − 2xy`` for 0/1);
+    with ``weights`` (kind ``boot``) the bootstrap estimate of :func:`boot_mean`."""
     cs = _sum(counts, x) - _sum(counts, y)
-    sq = (_sum(counts, x) + _sum(counts, y) - 2 * _sum(counts, xy)).sum(axis=-1)
-    return _mean(kind, cs, sq, _sum(counts, "n"))
+    sq_g = _sum(counts, x) + _sum(counts, y) - 2 * _sum(counts, xy)
+    if kind == "boot" and weights is not None:
+        return boot_mean(cs, _sum(counts, "n"), sq_g, weights)
+    return _mean(kind, cs, sq_g.sum(axis=-1), _sum(counts, "n"))
 
 
 def mcnemar_naive(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -435,20 +673,31 @@ def batch_tests(
     eps: float,
     delta: float,
     alpha: float,
-    cluster_se: str = CLUSTER_SE[0],
+    cluster_se: str = DEFAULT_SE,
+    n_boot: int = N_BOOT,
+    seed: int | np.random.Generator | None = 0,
 ) -> BatchTests:
-    """All estimates, naive and student-clustered (``cluster_se``: ``"cr3"``, the default,
-    ``"cr2"`` or ``"cr1"``) SEs, all tests and the verdicts for counts ``[..., G, 8]``."""
+    """All estimates, naive and student-clustered (``cluster_se``: ``"boot"``, the default,
+    ``"cr3"``, ``"cr2"`` or ``"cr1"``) SEs, all tests and the verdicts for counts
+    ``[..., G, 8]``. ``boot`` draws ``n_boot`` resamples of the students from ``seed`` (the same
+    resamples for the three paired differences; a fresh matrix per block of studies), so the
+    same counts and seed give the same p-values; the selection rates' intervals use its
+    t-table half."""
     counts = np.asarray(counts, dtype=float)
     _check(counts, eps, alpha, cluster_se)
     sizes = _sum(counts, "n")
     kinds = {"naive": "naive", "clustered": cluster_se}
+    weights = None
+    if cluster_se == "boot":
+        n_studies = int(np.prod(counts.shape[:-2], dtype=int))
+        weights = boot_weights(np.random.default_rng(seed), n_studies, counts.shape[-2], n_boot)
     est: dict[str, dict[str, MeanEstimate]] = {}
     for key, kind in kinds.items():
+        w = weights if key == "clustered" else None
         est[key] = {
-            "diff": _pair(counts, kind, "A", "H", "AH"),
-            "ai": _pair(counts, kind, "A", "R", "AR"),
-            "human": _pair(counts, kind, "H", "R", "HR"),
+            "diff": _pair(counts, kind, "A", "H", "AH", w),
+            "ai": _pair(counts, kind, "A", "R", "AR", w),
+            "human": _pair(counts, kind, "H", "R", "HR", w),
         }
         for name, f in (("correct", "C"), ("ai", "A"), ("human", "H"), ("random", "R")):
             sums = _sum(counts, f)  # 0/1 scores: Σz² = Σz
