@@ -45,10 +45,12 @@ from ..tables import Col, Schema
 __all__ = [
     "LONG_SCORES_SCHEMA",
     "LAYOUTS",
+    "STUDENTS_SCHEMA",
     "ScoreTable",
     "is_dichotomous",
     "load_scores",
     "looks_like_scores",
+    "read_groups",
     "read_scores",
     "scores_to_long",
     "wide_scores_schema",
@@ -273,3 +275,34 @@ def scores_to_long(scores: pd.DataFrame) -> pd.DataFrame:
     s, i = np.nonzero(~np.isnan(v))
     return pd.DataFrame({"student": scores.index.to_numpy(dtype=object)[s],
                          "item": scores.columns.to_numpy(dtype=object)[i], "score": v[s, i]})  # fmt: skip
+
+
+#: A students file: one row per student with per-student columns (a group for DIF).  Open.
+STUDENTS_SCHEMA = Schema("students file", (Col("student", "id"),), key=("student",))
+
+
+def read_groups(
+    source: str | Path | pd.DataFrame,
+    column: str,
+    students: pd.Index,
+    *,
+    student_col: str = "student",
+) -> pd.Series:
+    """The ``column`` of a students file (``student`` plus that column; a path or a DataFrame),
+    as text aligned to ``students`` (the score table's index).  A student of the score table
+    without a row is refused; a blank cell stays blank (that student is in no group)."""
+    df = as_table(source, name="students", text_columns=[student_col, column])
+    file = df.attrs.get("file")
+    schema = Schema(STUDENTS_SCHEMA.what, (*STUDENTS_SCHEMA.columns, Col(column, "raw")),
+                    key=STUDENTS_SCHEMA.key).renamed(student=student_col)  # fmt: skip
+    checked = schema.validate(df)
+    by_id = pd.Series(checked[column], index=pd.Index(checked["student"].astype(str)))
+    absent = ~students.isin(by_id.index)
+    if absent.any():
+        raise InputError(
+            f"student {students[int(np.flatnonzero(absent)[0])]!r} of the score table has no "
+            f"row in the students file" + (f" ({int(absent.sum())} students in all)"
+                                            if absent.sum() > 1 else ""),
+            file=file,
+        )  # fmt: skip
+    return by_id.reindex(students)
