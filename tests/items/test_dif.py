@@ -70,6 +70,10 @@ def test_planted_dif_is_found(planted):
         assert t.loc[item, "p_uniform_holm"] < 0.01
     assert set(res.flagged) == {"q4", "q9"}
     assert "flagged: q4, q9" in res.summary()
+    # a group Series indexed by student is aligned by id, not by position
+    shuffled = group.sample(frac=1.0, random_state=1)
+    again = dif(scores, shuffled, methods=["mh"]).items
+    pd.testing.assert_series_equal(again["MH_D_DIF"], res.items["MH_D_DIF"])
 
 
 def test_false_flag_rate_without_dif_is_nominal():

@@ -65,13 +65,13 @@ def split_groups(
     values = text.dropna()
     values = values[values != ""]
     names = sorted(values.unique(), key=str)
+    if len(names) < 2:
+        raise InputError(f"DIF needs two groups; the group column has {len(names)} value(s)")
     given = [str(v) for v in (focal, reference) if v is not None]
     for v in given:
         if v not in names:
             raise InputError(f"no student is in group {v!r}; the groups are "
                              + ", ".join(map(repr, names)))  # fmt: skip
-    if len(names) < 2:
-        raise InputError(f"DIF needs two groups; the group column has {len(names)} value(s)")
     if len(names) > 2 and (focal is None or reference is None):
         raise InputError(
             f"the group column has {len(names)} values ({', '.join(map(repr, names[:6]))}); "
@@ -278,22 +278,22 @@ def dif(
     level: float = 0.05,
 ) -> DIFResult:
     """DIF of every item of a wide 0/1 score frame (:func:`~.scores.read_scores`) between two
-    groups of students; ``group`` holds one value per row of ``scores`` (a Series indexed by
-    student is aligned to it).  See the module docstring."""
+    groups of students.  ``group`` holds one value per row of ``scores``, or is a Series indexed
+    by student id, aligned to ``scores`` (a student it lacks is in neither group).  See the
+    module docstring."""
     methods = tuple(m.lower() for m in methods)
     unknown = [m for m in methods if m not in ("mh", "lr")]
     if unknown or not methods:
         raise ValueError(f"methods= takes 'mh' and/or 'lr', got {list(methods)!r}")
     if not 0 < level < 1:
         raise ValueError(f"level= must be between 0 and 1, got {level!r}")
-    if isinstance(group, pd.Series) and group.index.equals(scores.index) is False \
-            and set(scores.index) <= set(group.index):  # fmt: skip
-        group = group.reindex(scores.index)
-    series = pd.Series(list(group), index=scores.index) if not isinstance(group, pd.Series) \
-        else pd.Series(group.to_numpy(), index=scores.index)  # fmt: skip
+    if isinstance(group, pd.Series) and scores.index.isin(group.index).any():
+        series = group.reindex(scores.index)  # by student id; one absent is in no group
+    else:  # positional: one value per row of scores
+        series = pd.Series(list(group), dtype=object)
     if len(series) != len(scores):
         raise ValueError(f"group has {len(series)} values for {len(scores)} students")
-    codes, ref, foc = split_groups(series, focal=focal, reference=reference)
+    codes, ref, foc = split_groups(series.reset_index(drop=True), focal=focal, reference=reference)
     x = _check_binary(scores)
     table = pd.DataFrame({"item": scores.columns.to_numpy(dtype=object)})
     flag = np.zeros(len(table), dtype=bool)

@@ -296,7 +296,9 @@ def read_groups(
     schema = Schema(STUDENTS_SCHEMA.what, (*STUDENTS_SCHEMA.columns, Col(column, "raw")),
                     key=STUDENTS_SCHEMA.key).renamed(student=student_col)  # fmt: skip
     checked = schema.validate(df)
-    by_id = pd.Series(checked[column], index=pd.Index(checked["student"].astype(str)))
+    by_id = pd.Series(
+        checked[column].to_numpy(dtype=object), index=pd.Index(checked["student"].astype(str))
+    )
     absent = ~students.isin(by_id.index)
     if absent.any():
         raise InputError(
