@@ -21,7 +21,8 @@ def _figure(res: DIFResult):
     t = res.items
     fig, ax = plt.subplots(figsize=(max(5.0, 0.35 * len(t) + 2), 3.4), layout="constrained")
     colours = t["ETS"].map({"A": "#8c8c8c", "B": "#dd8452", "C": "#c44e52"}).fillna("#8c8c8c")
-    ax.bar(np.arange(len(t)), t["MH_D_DIF"].fillna(0), color=colours.to_list())
+    height = t["MH_D_DIF"].replace([np.inf, -np.inf], np.nan).fillna(0.0)  # undefined: no bar
+    ax.bar(np.arange(len(t)), height, color=colours.to_list())
     for y in (-1.5, -1.0, 1.0, 1.5):
         ax.axhline(y, color="#555", lw=0.6, ls=":" if abs(y) == 1 else "--")
     ax.axhline(0, color="black", lw=0.8)
