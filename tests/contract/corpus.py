@@ -594,6 +594,21 @@ def items_jsonl() -> Table:
                  "jsonl", ids=("item",), text=("text",), keyed=True)  # fmt: skip
 
 
+def score_table(fmt: str = "csv", *, group: bool = False) -> Table:
+    """A long score table (issue 36): ``student, item, correct`` (+ a per-student group); a
+    blank ``correct`` means "not administered" by design."""
+    rng = random.Random(5)
+    rows = []
+    for s in range(14):
+        for it in ITEMS:
+            row = (f"s{s:02d}", it, int(rng.random() < 0.3 + 0.04 * s))
+            rows.append((*row, "AB"[s % 2]) if group else row)
+    columns = ("student", "item", "correct", "grp") if group else ("student", "item", "correct")
+    return Table(columns, tuple(rows), fmt, ids=("student", "item"), binary=("correct",),
+                 keyed=True, required=("student", "item", "correct"),
+                 nullable=("correct",))  # fmt: skip
+
+
 def comparisons(fmt: str = "csv") -> Table:
     rng = random.Random(2)
     rows = []

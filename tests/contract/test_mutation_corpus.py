@@ -136,6 +136,18 @@ def _targets() -> list[Target]:
             lambda f, o, u: ["items", "analyze", f["r"], f["items"], "--out", o],
         ),
         Target(
+            "items-analyze.scores",
+            {"s": C.score_table()},
+            "s",
+            lambda f, o, u: ["items", "analyze", f["s"], "--out", o],
+        ),
+        Target(
+            "items-dif.scores",
+            {"s": C.score_table("jsonl", group=True)},
+            "s",
+            lambda f, o, u: ["items", "dif", f["s"], "--group", "grp", "--out", o],
+        ),
+        Target(
             "items-pairs.responses",
             {"r": C.items_responses(), "items": C.items_jsonl()},
             "r",

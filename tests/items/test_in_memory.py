@@ -115,7 +115,7 @@ def test_summary_and_tidy_rows(classroom, capsys):
     assert f"{res.n_items} items" in text and "DF mean" in text
     tidy = res.to_frame()
     assert list(tidy.columns) == ["item", "material", "topic", "measure", "value"]
-    assert len(tidy) == 8 * res.n_items
+    assert len(tidy) == 9 * res.n_items  # alpha_if_deleted too
     df = tidy[tidy["measure"] == "DF"].set_index("item")["value"]
     np.testing.assert_allclose(df.to_numpy(float), res.items.set_index("item")["DF"].to_numpy())
 

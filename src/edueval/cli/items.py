@@ -28,9 +28,10 @@ ResponsesArg = Annotated[
     Path,
     typer.Argument(
         dir_okay=False,
-        help="Responses CSV (student, item, choice | correct); or, with no ITEMS, a QG-SMS "
-        "question file (JSON/JSONL with q_id, learning_mat_id, q_text, answer, learning_mat, "
-        "topic, stud_perf).",
+        help="Responses CSV (student, item, choice | correct); or, with no ITEMS, a score table "
+        "(long: student, item, correct | score; or wide: student plus one column per item; a "
+        "blank cell = not administered) or a QG-SMS question file (JSON/JSONL with q_id, "
+        "learning_mat_id, q_text, answer, learning_mat, topic, stud_perf).",
     ),
 ]
 ItemsArg = Annotated[
@@ -63,15 +64,18 @@ def analyze(
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Per item: DF, DC (item-total; item-rest; upper/lower 27%), distractor rates, DE."""
+    """Per item: DF, DC (item-total; item-rest; upper/lower 27%), alpha if deleted, distractor
+    rates, DE; for the test: Cronbach's alpha (KR-20), Feldt's interval, SEM, split half."""
     from ..items.pipeline import analyze_run
 
     path = out_dir(out, "items analyze", overwrite)
     res = analyze_run(path, responses, items, threshold=threshold, total_score=total_score)
     m = res["mean"]
+    alpha = res["reliability"]["alpha"]
     say(
         f"{res['n_items']} items, {res['n_students']} students: mean DF {m['DF']:.3f}, "
-        f"DC {m['DC']:.3f}, DE {m['DE'] if m['DE'] is None else round(m['DE'], 2)}"
+        f"DC {m['DC']:.3f}, DE {m['DE'] if m['DE'] is None else round(m['DE'], 2)}; "
+        f"alpha {'n/a' if alpha is None else round(alpha, 3)}"
     )
     done(path, json=json_out)
 
@@ -127,6 +131,67 @@ def pairs(
     )
     say(
         f"{res['n_pairs']} pairs: " + ", ".join(f"{d} {n}" for d, n in res["per_dimension"].items())
+    )
+    done(path, json=json_out)
+
+
+@app.command()
+def dif(
+    scores: Annotated[
+        Path,
+        typer.Argument(
+            dir_okay=False,
+            help="Score table: long (student, item, correct) or wide (student plus one 0/1 "
+            "column per item); a blank cell = not administered.",
+        ),
+    ],
+    group: Annotated[
+        str,
+        typer.Option(
+            help="Column naming each student's group: in the score table (long: one value per "
+            "student; wide: not read as an item) or, with --students, in that file."
+        ),
+    ],
+    focal: Annotated[
+        str | None, typer.Option(help="The focal group's value (default: the smaller group).")
+    ] = None,
+    reference: Annotated[
+        str | None,
+        typer.Option(help="The reference group's value (default: the other group)."),
+    ] = None,
+    students: Annotated[
+        Path | None,
+        typer.Option(dir_okay=False, help="Students file (student + the --group column)."),
+    ] = None,
+    method: Annotated[
+        list[str] | None,
+        typer.Option(help="mh (Mantel-Haenszel) and/or lr (logistic regression); repeatable."),
+    ] = None,
+    level: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Significance level (0-1).")
+    ] = 0.05,
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Differential item functioning: Mantel-Haenszel D-DIF with ETS A/B/C and logistic-
+    regression DIF (uniform, non-uniform), Holm across items."""
+    from ..io import InputError
+    from ..items.dif_pipeline import dif_run
+
+    methods = [m.lower() for m in (method or ["mh", "lr"])]
+    bad = [m for m in methods if m not in ("mh", "lr")]
+    if bad:
+        raise InputError(f"--method takes mh or lr, got {bad[0]!r}")
+    path = out_dir(out, "items dif", overwrite)
+    res = dif_run(path, scores, group=group, students=students, focal=focal,
+                  reference=reference, methods=methods, level=level)  # fmt: skip
+    ets = res["ets"]
+    say(
+        f"{res['n_items']} items, focal {res['focal']!r} ({res['n_focal']}) vs reference "
+        f"{res['reference']!r} ({res['n_reference']})"
+        + (f"; ETS A {ets['A']}, B {ets['B']}, C {ets['C']}" if ets else "")
+        + f"; flagged: {', '.join(res['flagged']) or 'none'}"
     )
     done(path, json=json_out)
 

@@ -8,6 +8,7 @@ Python API (mirrors ``edueval items ...``)::
     )
 
     res = analyze_items(responses_df, items_df)   # the user's own frames (or paths), validated
+    scores = read_scores("scores.csv")   # long or wide 0/1 table -> students x items, NaN = blank
     data = load_item_data("responses.csv", "items.jsonl")   # or read_qgsms_questions("qs.json")
     res = analyze_items(data)          # res.items: DF, DC, DC_rest, DC_ul, DE, nonfunctional
     print(res.summary()); res.mean["DC"]; res.to_frame()   # no run folder, no file written
@@ -18,23 +19,27 @@ Python API (mirrors ``edueval items ...``)::
 from .analysis import ItemAnalysis, analyze_items, pearson
 from .data import ItemData, load_item_data, read_items, read_qgsms_questions, read_responses
 from .pairs import DEFAULT_ALPHA, DIMENSIONS, REQUIREMENTS, make_pairs, parse_alpha
+from .scores import ScoreTable, load_scores, read_scores
 from .simulate import Classroom, ClassroomConfig, simulate_classroom
 
 __all__ = [
     "DEFAULT_ALPHA",
     "DIMENSIONS",
     "REQUIREMENTS",
+    "ScoreTable",
     "Classroom",
     "ClassroomConfig",
     "ItemAnalysis",
     "ItemData",
     "analyze_items",
     "load_item_data",
+    "load_scores",
     "make_pairs",
     "parse_alpha",
     "pearson",
     "read_items",
     "read_qgsms_questions",
     "read_responses",
+    "read_scores",
     "simulate_classroom",
 ]

@@ -42,6 +42,7 @@ import pandas as pd
 from ..io import InputError
 from ..stats import pearson
 from .data import ItemData, as_item_data
+from .reliability import Reliability, reliability
 
 __all__ = ["ItemAnalysis", "analyze_items", "pearson", "TOTAL_SCORES"]  # pearson: edueval.stats
 
@@ -78,8 +79,9 @@ class ItemAnalysis:
     """Results of :func:`analyze_items`.
 
     ``items``: one row per item -- ``item, material, topic, n, n_correct, DF, DC, DC_rest,
-    DC_ul, n_distractors, DE, nonfunctional`` (labels, ``;``-separated). ``distractors``: one row per
-    item and option -- ``item, option, is_key, n_chosen, rate, functional`` (``functional`` only for
+    DC_ul, n_distractors, DE, nonfunctional`` (labels, ``;``-separated), ``alpha_if_deleted``.
+    ``reliability``: Cronbach's alpha, SEM, split half (:mod:`.reliability`, blanks pairwise).
+    ``distractors``: one row per item and option -- ``item, option, is_key, n_chosen, rate, functional`` (``functional`` only for
     distractors). ``students``: ``student, n_answered, total``.
     """
 
@@ -89,6 +91,8 @@ class ItemAnalysis:
     threshold: float
     group_fraction: float
     total_score: str = "proportion"
+
+    reliability: Reliability | None = None
 
     @property
     def n_items(self) -> int:
@@ -118,8 +122,9 @@ class ItemAnalysis:
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy rows: ``item, material, topic, measure, value`` (n, n_correct, DF, DC, DC_rest,
-        DC_ul, n_distractors, DE per item)."""
-        measures = ["n", "n_correct", "DF", "DC", "DC_rest", "DC_ul", "n_distractors", "DE"]
+        DC_ul, n_distractors, DE, alpha_if_deleted per item)."""
+        measures = ["n", "n_correct", "DF", "DC", "DC_rest", "DC_ul", "n_distractors", "DE",
+                    "alpha_if_deleted"]  # fmt: skip
         return self.items.melt(id_vars=["item", "material", "topic"], value_vars=measures,
                                var_name="measure", value_name="value")  # fmt: skip
 
@@ -136,6 +141,8 @@ class ItemAnalysis:
                 f"DE mean {t['DE'].mean():.2f}; non-functional distractors "
                 f"{int((self.distractors['functional'] == False).sum())}"  # noqa: E712
             )
+        if self.reliability is not None:
+            lines.append(self.reliability.summary())
         return "\n".join(lines)
 
 
@@ -205,7 +212,7 @@ def analyze_items(
             "DC_ul": _upper_lower(x, t, group_fraction),
         }
         distractors = [o for o in rec["options"] if o != rec["answer"]]
-        row["n_distractors"] = len(distractors)
+        row["n_distractors"] = len(distractors) if len(rec["options"]) else np.nan
         if has_choice:
             counts = g["choice"].value_counts().to_dict()
             nonfunctional = []
@@ -241,11 +248,16 @@ def analyze_items(
     )
     students["proportion"] = students["total"] / students["n_answered"]
     dcols = ["item", "option", "is_key", "n_chosen", "rate", "functional"]
+    wide = resp.pivot(index="student", columns="item", values="correct")
+    rel = reliability(wide[list(item_table["item"])].astype(float))
+    table = pd.DataFrame(rows)
+    table["alpha_if_deleted"] = rel.items["alpha_if_deleted"].to_numpy()
     return ItemAnalysis(
-        items=pd.DataFrame(rows),
+        items=table,
         distractors=pd.DataFrame(drows, columns=dcols),
         students=students,
         threshold=threshold,
         group_fraction=group_fraction,
         total_score=total_score,
+        reliability=rel,
     )

@@ -44,10 +44,13 @@ import pandas as pd
 
 from ..io import InputError, as_table, identifier_problem, line_of, load_json, shown
 from ..tables import Col, Schema
+from .scores import is_dichotomous, looks_like_scores, read_scores, scores_to_long
 
 __all__ = [
     "ItemData",
     "as_item_data",
+    "item_data_from_scores",
+    "read_item_source",
     "read_items",
     "read_responses",
     "read_qgsms_questions",
@@ -110,8 +113,49 @@ def as_item_data(
             raise TypeError("pass an ItemData, or responses and items -- not both")
         return data.checked()
     if items is None:
-        return read_qgsms_questions(data)
+        return read_item_source(data)
     return load_item_data(data, items)
+
+
+def read_item_source(data: str | Path | pd.DataFrame) -> ItemData:
+    """One table without an items file: QG-SMS questions when it has ``q_id`` or ``stud_perf``,
+    otherwise a score table (long or wide, :mod:`.scores`) of 0/1 scores."""
+    columns = data.columns if isinstance(data, pd.DataFrame) else _columns_of(data)
+    if looks_like_scores([str(c) for c in columns]):
+        return item_data_from_scores(read_scores(data), source=_source(data))
+    return read_qgsms_questions(data)
+
+
+def _source(data: str | Path | pd.DataFrame) -> str:
+    return "scores DataFrame" if isinstance(data, pd.DataFrame) else str(data)
+
+
+def _columns_of(path: str | Path) -> list[str]:
+    """The columns of a table file (the QG-SMS format is JSON, a score table any table)."""
+    return [str(c) for c in as_table(path, name="scores").columns]
+
+
+def item_data_from_scores(scores: pd.DataFrame, *, source: str | None = None) -> ItemData:
+    """:class:`ItemData` for a wide 0/1 score frame (:func:`~.scores.read_scores`): items
+    without text, options or answer (no DE, no distractor table); blank cells are not
+    responses.  Scores other than 0/1 are refused (DF and DC are defined on right/wrong)."""
+    if not is_dichotomous(scores):
+        v = scores.to_numpy(dtype=float)
+        s, i = np.argwhere(~np.isnan(v) & ~np.isin(v, (0.0, 1.0)))[0]
+        raise InputError(
+            f"item analysis takes 0/1 scores; student {scores.index[s]!r} has "
+            f"{v[s, i]:g} on item {scores.columns[i]!r}",
+            file=source,
+        )
+    long = scores_to_long(scores)
+    items = pd.DataFrame({
+        "item": [str(c) for c in scores.columns], "text": "", "options": [()] * scores.shape[1],
+        "option_text": [{}] * scores.shape[1], "answer": "", "material": "",
+        "material_text": "", "topic": "",
+    })  # fmt: skip
+    responses = pd.DataFrame({"student": long["student"].astype(str), "item": long["item"].astype(str),
+                              "choice": None, "correct": long["score"].astype(int)})  # fmt: skip
+    return ItemData(items, responses)
 
 
 def _labels(n: int) -> list[str]:

@@ -13,7 +13,7 @@ from ..report import Report
 from ..report.figures import plt
 from ..runs import RunDir
 from .analysis import TOTAL_SCORES, ItemAnalysis, analyze_items
-from .data import ItemData, load_item_data, read_qgsms_questions
+from .data import ItemData, load_item_data, read_item_source
 from .pairs import DEFAULT_ALPHA, DIMENSIONS, make_pairs
 from .simulate import ClassroomConfig, simulate_classroom
 
@@ -21,10 +21,17 @@ __all__ = ["load_inputs", "analyze_run", "pairs_run", "simulate_run", "items_jso
 
 
 def load_inputs(responses: Path, items: Path | None) -> ItemData:
-    """Responses + items files, or (``items`` None) one file in the QG-SMS question format."""
+    """Responses + items files, or (``items`` None) one file: QG-SMS questions or a score table
+    (:func:`~.data.read_item_source`)."""
     if items is None:
-        return read_qgsms_questions(responses)
+        return read_item_source(responses)
     return load_item_data(responses, items)
+
+
+def _format(data: ItemData, items: Path | None) -> str:
+    if items is not None:
+        return "csv+items"
+    return "qgsms" if data.items["text"].astype(bool).any() else "scores"
 
 
 def _inputs(responses: Path, items: Path | None) -> dict[str, Path]:
@@ -80,6 +87,8 @@ def _analysis_report(res: ItemAnalysis, rep: Report) -> None:
         axes[2].bar(counts.index.astype(str), counts.to_numpy(), color="#55a868")
     axes[2].set_xlabel("DE (effective distractors)")
     sec.figure(fig, "Distribution of difficulty, difficulty vs discrimination, DE")
+    if res.reliability is not None:
+        _reliability_report(res, rep)
     if len(res.distractors):
         rep.section("Options: selection rates").table(res.distractors)
 
@@ -87,6 +96,21 @@ def _analysis_report(res: ItemAnalysis, rep: Report) -> None:
 def _check_total(total_score: str) -> None:
     if total_score not in TOTAL_SCORES:
         raise InputError(f"total_score= must be one of {', '.join(TOTAL_SCORES)}")
+
+
+def _reliability_report(res: ItemAnalysis, rep: Report) -> None:
+    rel = res.reliability
+    assert rel is not None
+    sec = rep.section("Reliability")
+    sec.text(
+        "Cronbach's alpha (KR-20 on 0/1 items) with Feldt's interval, the standard error of "
+        "measurement SEM = SD(total) x sqrt(1 - alpha), and the odd-even split half stepped up "
+        "by Spearman-Brown. Blank cells (not administered) enter pairwise: each covariance over "
+        "the students who answered both items; Feldt's n is the smallest such count. "
+        "alpha_if_deleted is in the item table."
+    )
+    sec.text(rel.summary())
+    sec.table(rel.to_frame())
 
 
 def analyze_run(
@@ -102,21 +126,19 @@ def analyze_run(
         raise InputError("threshold= must be between 0 and 1")
     _check_total(total_score)
     data = load_inputs(responses, items)
+    fmt = _format(data, items)
     run = RunDir(
         out,
         command="items analyze",
-        params={
-            "threshold": threshold,
-            "total_score": total_score,
-            "format": "qgsms" if items is None else "csv+items",
-        },  # fmt: skip
+        params={"threshold": threshold, "total_score": total_score, "format": fmt},
         inputs=_inputs(responses, items),
     )
     res = analyze_items(data, threshold=threshold, total_score=total_score)
     run.table("item_stats", res.items)
     run.table("distractors", res.distractors)
     run.table("students", res.students)
-    run.text("items.jsonl", items_jsonl(data))
+    if fmt != "scores":  # a score table has no question text to write
+        run.text("items.jsonl", items_jsonl(data))
     rep = Report("Test-item analysis", f"{responses}" + (f" + {items}" if items else ""))
     _analysis_report(res, rep)
     results = {
@@ -126,6 +148,7 @@ def analyze_run(
         "has_choices": data.has_choices,
         "mean": res.mean,
         "n_nonfunctional": res.n_nonfunctional,
+        "reliability": res.reliability.as_dict() if res.reliability is not None else None,
     }
     run.finish(results, rep.render())
     return results
@@ -176,7 +199,8 @@ def pairs_run(
     )
     run.table("pairs", pairs)
     run.table("item_stats", res.items)
-    run.text("items.jsonl", items_jsonl(data))
+    if _format(data, items) != "scores":
+        run.text("items.jsonl", items_jsonl(data))
     counts = (
         pairs.groupby(["dimension", "material"]).size().rename("pairs").reset_index()
         if len(pairs)

@@ -1,0 +1,133 @@
+"""Issue 36: a score table with no items file through ``items analyze`` (DF, DC variants,
+reliability), ``items dif`` and ``analyze_items(df)``; every bad cell one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from edueval.items import analyze_items, read_scores
+from edueval.items.reliability import reliability
+
+
+def _wide(n=120, k=6, seed=1, dif_item=None) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    group = np.where(rng.random(n) < 0.4, "F", "M")
+    theta = rng.normal(size=n)
+    shift = np.zeros(k)
+    if dif_item is not None:
+        shift[dif_item] = 1.5
+    logit = theta[:, None] - np.linspace(-1, 1, k) - shift * (group == "F")[:, None]
+    x = (rng.random((n, k)) < 1 / (1 + np.exp(-logit))).astype(int)
+    df = pd.DataFrame(x, columns=[f"q{i + 1}" for i in range(k)]).astype(object)
+    df.iloc[3, 2] = ""  # not administered
+    df.insert(0, "student", [f"s{i:03d}" for i in range(n)])
+    df["sex"] = group
+    return df
+
+
+def _one_line(res, out, *needles):
+    assert res.code == 2, (res.code, res.out, res.err)
+    assert "Traceback" not in res.err and len(res.err_lines) == 1, res.err
+    for needle in needles:
+        assert needle in res.err, res.err
+    assert not (out / "results.json").exists()
+
+
+def test_analyze_a_wide_score_table(cli, write, tmp_path):
+    df = _wide().drop(columns="sex")
+    path = write("scores.csv", df.to_csv(index=False))
+    out = tmp_path / "run"
+    res = cli("items", "analyze", path, "--out", out)
+    assert res.code == 0, res.err
+    results = json.loads((out / "results.json").read_text())
+    expected = reliability(read_scores(path))
+    assert results["reliability"]["alpha"] == pytest.approx(expected.alpha, abs=1e-12)
+    assert results["n_items"] == 6 and results["has_choices"] is False
+    stats = pd.read_csv(out / "item_stats.csv")
+    assert "alpha_if_deleted" in stats and stats["DE"].isna().all()
+    assert stats.loc[2, "n"] == 119  # the blank cell is not an answer
+    assert "Reliability" in (out / "report.html").read_text()
+    config = json.loads((out / "config.json").read_text())
+    assert config["params"]["format"] == "scores"
+
+
+def test_long_table_and_dataframe_agree_with_wide(write):
+    wide = _wide().drop(columns="sex")
+    long = wide.melt(id_vars="student", var_name="item", value_name="correct")
+    a = analyze_items(wide)
+    b = analyze_items(write("long.csv", long.to_csv(index=False)))
+    pd.testing.assert_series_equal(a.items["DF"], b.items["DF"])
+    np.testing.assert_allclose(a.items["DC"], b.items["DC"])
+    assert a.reliability is not None and b.reliability is not None
+    assert a.reliability.alpha == pytest.approx(b.reliability.alpha, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("row", "col", "value", "needles"),
+    [(5, "q2", "x", ["line 7", "column 'q2'"]), (9, "q4", "-1", ["line 11", "column 'q4'"]),
+     (2, "student", " s002", ["line 4", "column 'student'", "identifier"]),
+     (4, "q1", "2", ["0/1 scores", "'s004'"])],
+)  # fmt: skip
+def test_analyze_refuses_bad_cells(cli, write, tmp_path, row, col, value, needles):
+    df = _wide().drop(columns="sex")
+    df.loc[row, col] = value
+    out = tmp_path / "bad"
+    res = cli("items", "analyze", write("s.csv", df.to_csv(index=False)), "--out", out)
+    _one_line(res, out, *needles)
+
+
+def test_dif_on_a_wide_table_with_its_group_column(cli, write, tmp_path):
+    path = write("scores.csv", _wide(n=1200, dif_item=2).to_csv(index=False))
+    out = tmp_path / "dif"
+    res = cli("items", "dif", path, "--group", "sex", "--out", out)
+    assert res.code == 0, res.err
+    results = json.loads((out / "results.json").read_text())
+    assert results["focal"] == "F" and results["flagged"] == ["q3"]
+    table = pd.read_csv(out / "dif.csv")
+    assert {"MH_D_DIF", "ETS", "p_dif_holm", "flag"} <= set(table.columns)
+    assert (out / "report.html").exists() and (out / "config.json").exists()
+
+
+def test_dif_with_a_students_file_and_long_table(cli, write, tmp_path):
+    wide = _wide(n=300)
+    students = write("students.csv", wide[["student", "sex"]].to_csv(index=False))
+    long = wide.drop(columns="sex").melt(id_vars="student", var_name="item",
+                                         value_name="correct")  # fmt: skip
+    scores = write("long.csv", long.to_csv(index=False))
+    out = tmp_path / "dif"
+    res = cli("items", "dif", scores, "--group", "sex", "--students", students, "--focal", "M",
+              "--method", "mh", "--out", out)  # fmt: skip
+    assert res.code == 0, res.err
+    results = json.loads((out / "results.json").read_text())
+    assert (results["focal"], results["reference"], results["methods"]) == ("M", "F", ["mh"])
+    # the group column in the long table itself: one value per student
+    with_group = long.merge(wide[["student", "sex"]])
+    assert with_group.loc[307, ["student", "item"]].tolist() == ["s007", "q2"]
+    with_group.loc[307, "sex"] = "M" if with_group.loc[307, "sex"] == "F" else "F"
+    out2 = tmp_path / "dif2"
+    res = cli("items", "dif", write("g.csv", with_group.to_csv(index=False)), "--group", "sex",
+              "--out", out2)  # fmt: skip
+    _one_line(res, out2, "line 309", "column 'sex'", "'s007'", "one per student")
+
+
+@pytest.mark.parametrize(
+    ("students", "extra", "needles"),
+    [("student,sex\ns000,F\n", [], ["students.csv", "'s001'", "no row"]),
+     ("student,sex\ns000,F\ns000,M\n", [], ["duplicate student"]),
+     ("student,gender\ns000,F\n", [], ["missing column 'sex'"]),
+     (None, ["--focal", "X"], ["no student is in group 'X'"]),
+     (None, ["--method", "irt"], ["--method"])],
+)  # fmt: skip
+def test_dif_refuses_bad_input(cli, write, tmp_path, students, extra, needles):
+    wide = _wide(n=40)
+    scores = write(
+        "scores.csv", (wide.drop(columns="sex") if students else wide).to_csv(index=False)
+    )
+    args = ["--students", write("students.csv", students)] if students else []
+    out = tmp_path / "bad"
+    res = cli("items", "dif", scores, "--group", "sex", *args, *extra, "--out", out)
+    _one_line(res, out, *needles)
