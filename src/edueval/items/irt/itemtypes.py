@@ -32,8 +32,13 @@ class ItemType:
         """(d log P / d par, d log(1-P) / d par), each of shape (n_par, items, Q)."""
         raise NotImplementedError
 
-    def dtheta(self, pars: np.ndarray, theta: np.ndarray) -> np.ndarray:  # pragma: no cover
+    def dtheta(
+        self, pars: np.ndarray, theta: np.ndarray, p: np.ndarray | None = None
+    ) -> np.ndarray:  # pragma: no cover
+        """dP/dtheta (``p``: P at ``theta`` when the caller has it)."""
         raise NotImplementedError
+
+    observed_equals_expected = False
 
     def info(self, pars: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """Fisher information of each item at ``theta``: (dP/dtheta)^2 / (P (1 - P))."""
@@ -62,9 +67,11 @@ class TwoPL(ItemType):
         th_b = np.broadcast_to(th, p.shape)
         return np.stack([q * th_b, q]), np.stack([-p * th_b, -p])
 
-    def dtheta(self, pars, theta):
-        p = self.prob(pars, theta)
+    def dtheta(self, pars, theta, p=None):
+        p = self.prob(pars, theta) if p is None else p
         return pars[:, 0:1] * p * (1 - p)
+
+    observed_equals_expected = True  # d2 log L / d theta2 = -sum a^2 P Q (canonical link)
 
 
 class ThreePL(ItemType):
@@ -89,7 +96,7 @@ class ThreePL(ItemType):
         dp = np.stack([deta * th_b, deta, np.broadcast_to(dgam, p.shape)])
         return dp / p, -dp / q
 
-    def dtheta(self, pars, theta):
+    def dtheta(self, pars, theta, p=None):
         th = _grid(pars, theta)
         g = expit(pars[:, 2:3])
         s = expit(pars[:, 0:1] * th + pars[:, 1:2])
