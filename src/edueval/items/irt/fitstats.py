@@ -90,38 +90,40 @@ def lord_wingersky(P: np.ndarray) -> np.ndarray:
     return L
 
 
-def _collapse(O: np.ndarray, E: np.ndarray, mincell: float) -> tuple[np.ndarray, np.ndarray]:
+def _collapse(
+    obs_t: np.ndarray, exp_t: np.ndarray, mincell: float
+) -> tuple[np.ndarray, np.ndarray]:
     """mirt's ``collapseCells`` for a two-column (incorrect, correct) table."""
-    keep = O.sum(1) != 0
-    O, E = O[keep].copy(), E[keep].copy()
+    keep = obs_t.sum(1) != 0
+    obs_t, exp_t = obs_t[keep].copy(), exp_t[keep].copy()
     drop = []
-    for j in range(len(O) - 1):
-        if O[j].sum() == 1:
+    for j in range(len(obs_t) - 1):
+        if obs_t[j].sum() == 1:
             drop.append(j)
-            O[j + 1] += O[j]
-            E[j + 1] += E[j]
-    O, E = np.delete(O, drop, 0), np.delete(E, drop, 0)
-    if len(O) > 1 and O[-1].sum() == 1:
-        O[-2] += O[-1]
-        E[-2] += E[-1]
-        O, E = O[:-1], E[:-1]
-    while len(E) > 1:
-        low = ((E < mincell) & (E != 0)).any(1)
+            obs_t[j + 1] += obs_t[j]
+            exp_t[j + 1] += exp_t[j]
+    obs_t, exp_t = np.delete(obs_t, drop, 0), np.delete(exp_t, drop, 0)
+    if len(obs_t) > 1 and obs_t[-1].sum() == 1:
+        obs_t[-2] += obs_t[-1]
+        exp_t[-2] += exp_t[-1]
+        obs_t, exp_t = obs_t[:-1], exp_t[:-1]
+    while len(exp_t) > 1:
+        low = ((exp_t < mincell) & (exp_t != 0)).any(1)
         if not low.any():
             break
         i = int(np.flatnonzero(low)[0])
         if i == 0:
             pick = 1
-        elif i == len(E) - 1:
+        elif i == len(exp_t) - 1:
             pick = i - 1
         else:
-            up, down = O[i - 1].sum(), O[i + 1].sum()
+            up, down = obs_t[i - 1].sum(), obs_t[i + 1].sum()
             pick = i - 1 if up <= down else i + 1
-        O[pick] += O[i]
-        E[pick] += E[i]
-        O, E = np.delete(O, i, 0), np.delete(E, i, 0)
-    E = np.where(E == 0, np.nan, E)
-    return O, E
+        obs_t[pick] += obs_t[i]
+        exp_t[pick] += exp_t[i]
+        obs_t, exp_t = np.delete(obs_t, i, 0), np.delete(exp_t, i, 0)
+    exp_t = np.where(exp_t == 0, np.nan, exp_t)
+    return obs_t, exp_t
 
 
 def s_x2(
@@ -144,13 +146,13 @@ def s_x2(
         s = np.arange(1, J)
         e1 = (L[s - 1] * P[i] * w).sum(1) / total[s]
         e0 = (L[s] * (1 - P[i]) * w).sum(1) / total[s]
-        O = np.zeros((J - 1, 2))
+        obs_t = np.zeros((J - 1, 2))
         for c in (0, 1):
-            np.add.at(O[:, c], score[(X[:, i] == c) & (score > 0) & (score < J)] - 1, 1)
-        E = np.c_[e0, e1] * O.sum(1, keepdims=True)
-        Oc, Ec = _collapse(O, E, mincell)
-        stat = float(np.nansum((Oc - Ec) ** 2 / Ec))
-        df = int((~np.isnan(Ec)).sum() - len(Ec) - n_item[i] - int(layout.var_free))
+            np.add.at(obs_t[:, c], score[(X[:, i] == c) & (score > 0) & (score < J)] - 1, 1)
+        exp_t = np.c_[e0, e1] * obs_t.sum(1, keepdims=True)
+        obs_c, exp_c = _collapse(obs_t, exp_t, mincell)
+        stat = float(np.nansum((obs_c - exp_c) ** 2 / exp_c))
+        df = int((~np.isnan(exp_c)).sum() - len(exp_c) - n_item[i] - int(layout.var_free))
         df = max(df, 0)
         rows.append(
             {
