@@ -226,6 +226,9 @@ class IRT(BaseEstimator):
         "crossprod"``; one pass) or ``"none"``.
     fit_stats : compute M2 and S-X2.
     max_iter, tol : L-BFGS iterations at most, and its relative-change tolerance.
+    blas_threads : BLAS threads while fitting (``None``: leave the library's setting).  One by
+        default: the products here are tall and thin, and on a shared machine OpenBLAS's threads
+        made some of them 10-100x slower (benchmarks/RESULTS.md, IRT section).
     """
 
     def __init__(
@@ -240,6 +243,7 @@ class IRT(BaseEstimator):
         fit_stats: bool = True,
         max_iter: int = 2000,
         tol: float = 1e-10,
+        blas_threads: int | None = 1,
     ) -> None:
         self.model = model
         self.rasch_scale = rasch_scale
@@ -250,6 +254,7 @@ class IRT(BaseEstimator):
         self.fit_stats = fit_stats
         self.max_iter = max_iter
         self.tol = tol
+        self.blas_threads = blas_threads
 
     def _check_params(self) -> None:
         if self.model not in MODELS:
@@ -297,6 +302,14 @@ class IRT(BaseEstimator):
         likelihood).  ``y`` is ignored (scikit-learn's API)."""
         self._check_params()
         df = as_response_matrix(X)
+        if self.blas_threads is None:
+            return self._fit(df)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=int(self.blas_threads), user_api="blas"):
+            return self._fit(df)
+
+    def _fit(self, df: pd.DataFrame) -> IRT:
         Xv = df.to_numpy(dtype=float)
         pat = E.Patterns.from_matrix(Xv)
         layout = E.Layout.build(
