@@ -301,3 +301,16 @@ def test_sat12_scored_with_mirts_key():
     assert np.allclose(expected, X.sum(0), atol=0.05)
     assert r.m2["df"] == 32 + 32 * 31 // 2 - 64 and np.isfinite(r.m2["M2"])
     assert (m.items_["df_S_X2"] > 0).all() and m.items_["S_X2"].notna().all()
+
+
+def test_lsat7_crossprod_standard_errors_common_slope():
+    """modm4 (CONSTRAIN = (1-5, a1), SE.type = 'crossprod'): the common slope and intercepts
+    with their crossprod intervals."""
+    m = IRT("rasch", rasch_scale="slope", se="crossprod", fit_stats=False).fit(expand("LSAT7"))
+    t = m.items_
+    got = np.concatenate([np.r_[with_ci(t["a"].iloc[j], t["a_se"].iloc[j]),
+                                with_ci(t["d"].iloc[j], t["d_se"].iloc[j])] for j in range(5)])  # fmt: skip
+    mirt = [1.011, 0.885, 1.138, 1.868, 1.67, 2.067, 1.011, 0.885, 1.138, 0.791, 0.631, 0.951,
+            1.011, 0.885, 1.138, 1.461, 1.277, 1.644, 1.011, 0.885, 1.138, 0.521, 0.367, 0.676,
+            1.011, 0.885, 1.138, 1.993, 1.793, 2.193]  # fmt: skip
+    assert all_equal(got, mirt) < 1e-2

@@ -41,7 +41,12 @@ def _figures(res: IRTResults, rep: Report) -> None:
     ax[0].set_xlabel("persons")
     ax[0].set_ylabel("theta (EAP) / item difficulty b")
     b = res.items["b"].clip(-5, 5)
-    ax[1].scatter(np.zeros(len(b)) + np.random.default_rng(0).uniform(-0.3, 0.3, len(b)), b, s=12)
+    xs = np.random.default_rng(0).uniform(-0.3, 0.3, len(b))
+    ax[1].scatter(xs, b, s=12)
+    if len(b) <= 30:
+        for x, y, name in zip(xs, b, res.items.index, strict=True):
+            ax[1].annotate(str(name), (x, y), fontsize=7, xytext=(3, 0), textcoords="offset points")
+    ax[1].set_xlim(-0.5, 0.5)
     ax[1].set_xticks([])
     ax[1].set_xlabel("items (b)")
     sec2.figure(fig, "Person EAP distribution (left) against item difficulties (right)")
