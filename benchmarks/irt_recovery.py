@@ -82,7 +82,7 @@ def main() -> None:
     rows = []
     for model in DESIGN:
         rows += run(model, args.reps)
-    print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
+        print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3f}"), flush=True)
 
 
 if __name__ == "__main__":
