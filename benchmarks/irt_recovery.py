@@ -5,7 +5,7 @@ from known parameters, fitted with edueval's IRT; per parameter the mean bias, t
 correlation of estimates with the truth, and the coverage of the 95% Wald intervals (observed-
 information SEs).  Run (the machine is shared: nice):
 
-    nice -n 10 python benchmarks/irt_recovery.py [--reps 20]
+    nice -n 10 python benchmarks/irt_recovery.py [--reps 20] [--models rasch,2pl,3pl]
 """
 
 from __future__ import annotations
@@ -78,11 +78,14 @@ def run(model: str, reps: int) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--models", default="rasch,2pl,3pl")
     args = ap.parse_args()
     rows = []
-    for model in DESIGN:
+    for model in args.models.split(","):
         rows += run(model, args.reps)
-        print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3f}"), flush=True)
+        print(
+            pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3f}"), flush=True
+        )
 
 
 if __name__ == "__main__":
