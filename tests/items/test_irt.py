@@ -92,6 +92,11 @@ def test_lsat7_2pl_m2_and_s_x2(lsat7_2pl):
     assert np.abs(t["S_X2"] - [4.749440, 14.451071, 1.270381, 5.237400, 0.941125]).max() < 1e-2
     assert (t["df_S_X2"] == 2).all()
     assert 0 < m2["RMSEA"] < 0.1 and 0 < m2["p"] < 1
+    assert m2["RMSEA_5"] < m2["RMSEA"] < m2["RMSEA_95"]
+    from scipy.stats import ncx2  # the interval's ends are the noncentral chi-square quantiles
+
+    lam = m2["RMSEA_95"] ** 2 * 5 * 999
+    assert ncx2.cdf(m2["M2"], 5, lam) == pytest.approx(0.05, abs=1e-6)
 
 
 def test_lsat7_2pl_eap_and_map(lsat7_2pl):

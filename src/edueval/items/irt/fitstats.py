@@ -76,7 +76,27 @@ def m2(X: np.ndarray, layout: Layout, theta: np.ndarray, x: np.ndarray) -> dict:
     r = np.sqrt(Nstar) * (p - e)
     stat = float(abs(r @ C2 @ r))
     rmsea = float(np.sqrt(max(stat - df, 0.0) / (df * (N - 1))))
-    return {"M2": stat, "df": int(df), "p": float(stats.chi2.sf(stat, df)), "RMSEA": rmsea}
+    low, high = _rmsea_ci(stat, df, N)
+    return {"M2": stat, "df": int(df), "p": float(stats.chi2.sf(stat, df)), "RMSEA": rmsea,
+            "RMSEA_5": low, "RMSEA_95": high}  # fmt: skip
+
+
+def _rmsea_ci(stat: float, df: int, n: int) -> tuple[float, float]:
+    """90% interval of the RMSEA from the noncentral chi-square (Browne & Cudeck 1993), as
+    mirt's ``RMSEA.CI``: the noncentralities where P(X <= stat) is 0.95 and 0.05."""
+    from scipy.optimize import brentq
+
+    def lam(target: float) -> float:
+        f = lambda nc: stats.ncx2.cdf(stat, df, nc) - target  # noqa: E731
+        if f(1e-9) < 0:
+            return 0.0
+        hi = max(stat, 1.0)
+        while f(hi) > 0:
+            hi *= 2
+        return float(brentq(f, 1e-9, hi))
+
+    scale = df * (n - 1)
+    return float(np.sqrt(lam(0.95) / scale)), float(np.sqrt(lam(0.05) / scale))
 
 
 def lord_wingersky(P: np.ndarray) -> np.ndarray:

@@ -145,7 +145,7 @@ class IRTResults:
     def summary(self) -> str:
         m = self.m2
         head = [
-            f"IRT {self.model.upper()} by MML-EM ({len(self.theta)} quadrature points), "
+            f"IRT {self.model.upper()} by MML ({len(self.theta)}-point quadrature E-step, L-BFGS), "
             f"{self.n_persons} persons x {len(self.items)} items",
             f"log-likelihood {self.loglik:.4f}, AIC {self.aic:.2f}, BIC {self.bic:.2f}, "
             f"{self.n_params} free parameters",
@@ -157,6 +157,7 @@ class IRTResults:
             ),
             f"M2 = {m.get('M2', float('nan')):.4f}, df {m.get('df')}, p {m.get('p', float('nan')):.4f},"
             f" RMSEA {m.get('RMSEA', float('nan')):.4f}"
+            f" [{m.get('RMSEA_5', float('nan')):.4f}, {m.get('RMSEA_95', float('nan')):.4f}]"
             if m
             else "M2 not computed",
             f"empirical reliability: EAP {self.reliability.get('EAP', float('nan')):.4f}, "
