@@ -250,3 +250,70 @@ def simulate(
         + ", ".join(f"{d} {n}" for d, n in res["pairs"].items())
     )
     done(path, json=json_out)
+
+
+ScoresArg = Annotated[
+    Path,
+    typer.Argument(
+        dir_okay=False,
+        help="Score table: long (student, item, correct) or wide (student + one 0/1 column per "
+        "item); a blank cell is 'not administered'. CSV/TSV/JSON/JSONL/Parquet.",
+    ),
+]
+ModelOption = Annotated[str, typer.Option(help="rasch, 2pl or 3pl.")]
+
+
+@app.command()
+def irt(
+    scores: ScoresArg,
+    model: ModelOption = "2pl",
+    rasch_scale: Annotated[
+        str,
+        typer.Option(help="Rasch scale: variance (slopes 1, latent variance free) or slope."),
+    ] = "variance",
+    se: Annotated[str, typer.Option(help="Standard errors: observed, crossprod or none.")] = (
+        "observed"
+    ),
+    g_prior: Annotated[
+        tuple[float, float] | None,
+        typer.Option(help="3PL: normal prior MEAN SD on logit(g) (default none, as mirt)."),
+    ] = None,
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
+) -> None:
+    """IRT (Rasch, 2PL, 3PL) by marginal maximum likelihood: parameters with SEs, M2, S-X2,
+    EAP/MAP scores, information; report with ICCs, test information and a Wright map."""
+    from ..items.irt_pipeline import irt_run
+
+    path = out_dir(out, "items irt", overwrite)
+    res = irt_run(path, scores, model=model, rasch_scale=rasch_scale, se=se, g_prior=g_prior)
+    m2 = res["M2"]
+    say(
+        f"{res['model'].upper()}: {res['n_items']} items, {res['n_persons']} persons; "
+        f"log-likelihood {res['loglik']:.3f}, BIC {res['BIC']:.1f}"
+        + (f"; M2 {m2['M2']:.2f} (df {m2['df']}), RMSEA {m2['RMSEA']:.3f}" if m2 else "")
+    )
+    done(path, json=json_out)
+
+
+@app.command("irt-compare")
+def irt_compare(
+    real: Annotated[Path, typer.Argument(dir_okay=False, help="Real students' score table.")],
+    simulated: Annotated[
+        Path, typer.Argument(dir_okay=False, help="Simulated students' score table.")
+    ],
+    model: ModelOption = "2pl",
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Item parameters of real and simulated students side by side, with intervals and the
+    correlations across items (does the simulation reproduce ordering and discrimination?)."""
+    from ..items.irt_pipeline import irt_compare_run
+
+    path = out_dir(out, "items irt-compare", overwrite)
+    res = irt_compare_run(path, real, simulated, model=model)
+    b = next(c for c in res["correlations"] if c["parameter"] == "b" and c["method"] == "pearson")
+    say(f"{res['n_items']} common items: r(b) = {b['r']:.3f} [{b['low']:.3f}, {b['high']:.3f}]")
+    done(path, json=json_out)

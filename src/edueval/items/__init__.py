@@ -18,11 +18,17 @@ Python API (mirrors ``edueval items ...``)::
 
 from .analysis import ItemAnalysis, analyze_items, pearson
 from .data import ItemData, load_item_data, read_items, read_qgsms_questions, read_responses
+from .irt import IRT, IRTComparison, IRTResults, compare_irt, simulate_irt
 from .pairs import DEFAULT_ALPHA, DIMENSIONS, REQUIREMENTS, make_pairs, parse_alpha
 from .scores import ScoreTable, load_scores, read_scores
 from .simulate import Classroom, ClassroomConfig, simulate_classroom
 
 __all__ = [
+    "IRT",
+    "IRTComparison",
+    "IRTResults",
+    "compare_irt",
+    "simulate_irt",
     "DEFAULT_ALPHA",
     "DIMENSIONS",
     "REQUIREMENTS",
