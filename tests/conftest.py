@@ -1,4 +1,13 @@
-"""Shared fixtures."""
+"""Shared fixtures, and how the suite runs in parallel.
+
+The README's test command runs the suite on every core (pytest-xdist, ``-n auto --dist
+loadgroup``): tests are handed out one by one to worker processes, each a fresh Python with its
+own ``tmp_path`` tree.  Tests that share something outside their process (the one PostgreSQL
+database of ``$EDUEVAL_TEST_PG_URL``) run in one worker, one after another: they carry
+``xdist_group`` (set here for every test that takes the ``pg_url`` fixture or the PostgreSQL
+parameter of ``db_url``; mark a new one ``@pytest.mark.xdist_group("postgresql")``).  A fixture
+with a wider scope (``module``, ``session``) is built once per worker that needs it.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +18,24 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+#: xdist group of the tests that use the shared PostgreSQL database (one worker runs them all)
+POSTGRESQL_GROUP = "postgresql"
+
+
+def _uses_postgresql(item: pytest.Item) -> bool:
+    names = getattr(item, "fixturenames", ())
+    if "pg_url" in names:
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.params.get("db_url") == "postgresql"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test on the shared PostgreSQL database in one xdist group (one worker)."""
+    for item in items:
+        if _uses_postgresql(item) and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(POSTGRESQL_GROUP))
 
 
 @pytest.fixture
