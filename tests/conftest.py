@@ -11,9 +11,10 @@ with a wider scope (``module``, ``session``) is built once per worker that needs
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +42,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+def _typer_tree_key(app: Any) -> tuple[Any, ...]:
+    """What the Click tree built from a Typer ``app`` depends on that a test may change: the
+    commands and groups registered on it, recursively."""
+    groups = getattr(app, "registered_groups", [])
+    return (
+        id(app),
+        tuple(id(c) for c in getattr(app, "registered_commands", [])),
+        tuple((id(g), _typer_tree_key(g.typer_instance)) for g in groups),
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _command_tree_built_once() -> Iterator[None]:
+    """``edueval.cli.main.main`` builds Typer's Click tree of the whole command line on every call
+    (0.3-0.9 s); a test process calls it a few thousand times with the same tree, so it is built
+    once per tree (a test that registers a command gets a new one)."""
+    import typer.main
+
+    built: dict[tuple[Any, ...], Any] = {}
+    original = typer.main.get_command
+
+    def get_command(app: Any) -> Any:
+        key = _typer_tree_key(app)
+        if key not in built:
+            built[key] = original(app)
+        return built[key]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(typer.main, "get_command", get_command)
+        yield
 
 
 @dataclass
