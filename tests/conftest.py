@@ -5,8 +5,9 @@ loadgroup``): tests are handed out one by one to worker processes, each a fresh 
 own ``tmp_path`` tree.  Tests that share something outside their process (the one PostgreSQL
 database of ``$EDUEVAL_TEST_PG_URL``) run in one worker, one after another: they carry
 ``xdist_group`` (set here for every test that takes the ``pg_url`` fixture or the PostgreSQL
-parameter of ``db_url``; mark a new one ``@pytest.mark.xdist_group("postgresql")``).  A fixture
-with a wider scope (``module``, ``session``) is built once per worker that needs it.
+parameter of ``db_url``; mark a new one ``@pytest.mark.xdist_group("postgresql")``).  The tests of
+a module that take a module-scoped fixture go to one worker together (a group per module, set
+here), so that fixture is built once per run; a session-scoped fixture is built once per worker.
 """
 
 from __future__ import annotations
@@ -32,16 +33,25 @@ def _uses_postgresql(item: pytest.Item) -> bool:
     return callspec is not None and callspec.params.get("db_url") == "postgresql"
 
 
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    """Whether the test takes a fixture built once per module (or class, or package)."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(d[-1].scope in ("module", "class", "package") for d in defs if d)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put every test on the shared PostgreSQL database in one xdist group (one worker)."""
+    """xdist groups (``--dist loadgroup``): every test on the shared PostgreSQL database in one
+    group; the tests of a module that share a module-scoped fixture (an expensive fit, a server)
+    in one group per module, so that the fixture is built once per run, not once per worker."""
     for item in items:
-        if _uses_postgresql(item) and not item.get_closest_marker("xdist_group"):
+        if item.get_closest_marker("xdist_group"):
+            continue
+        if _uses_postgresql(item):
             item.add_marker(pytest.mark.xdist_group(POSTGRESQL_GROUP))
-
-
-@pytest.fixture
-def fixtures() -> Path:
-    return FIXTURES
+        elif _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 def _typer_tree_key(app: Any) -> tuple[Any, ...]:
