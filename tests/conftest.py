@@ -44,7 +44,8 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """xdist groups (``--dist loadgroup``): every test on the shared PostgreSQL database in one
     group; the tests of a module that share a module-scoped fixture (an expensive fit, a server)
-    in one group per module, so that the fixture is built once per run, not once per worker."""
+    in one group per module, so that the fixture is built once per run, not once per worker.
+    Then the modules that hold a ``slow`` test are moved to the front."""
     for item in items:
         if item.get_closest_marker("xdist_group"):
             continue
@@ -52,6 +53,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(POSTGRESQL_GROUP))
         elif _uses_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    # modules with a slow test first (each module kept whole and in order, so its module-scoped
+    # fixtures are built once): on several workers the long tests start early instead of
+    # finishing last on one worker while the others are idle
+    slow = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow)
 
 
 def _typer_tree_key(app: Any) -> tuple[Any, ...]:
