@@ -7,7 +7,9 @@ database of ``$EDUEVAL_TEST_PG_URL``) run in one worker, one after another: they
 ``xdist_group`` (set here for every test that takes the ``pg_url`` fixture or the PostgreSQL
 parameter of ``db_url``; mark a new one ``@pytest.mark.xdist_group("postgresql")``).  The tests of
 a module that take a module-scoped fixture go to one worker together (a group per module, set
-here), so that fixture is built once per run; a session-scoped fixture is built once per worker.
+here), so that fixture is built once per run, unless the module is marked ``spread`` (its module
+fixtures are cheap: a large module then uses every worker); a session-scoped fixture is built
+once per worker.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         if _uses_postgresql(item):
             item.add_marker(pytest.mark.xdist_group(POSTGRESQL_GROUP))
-        elif _uses_a_module_fixture(item):
+        elif _uses_a_module_fixture(item) and not item.get_closest_marker("spread"):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     # modules with a slow test first (each module kept whole and in order, so its module-scoped
     # fixtures are built once): on several workers the long tests start early instead of
