@@ -109,7 +109,7 @@ class Engines:
         from edueval.models.local import N_CTX, LocalBackend, _n_threads, smollm2_path
 
         self.llama_cpp = llama_cpp
-        self.backend = LocalBackend(n_threads=n_threads)
+        self.backend = LocalBackend(n_threads=n_threads, engine="llama-cpp-python")
         self.threads = (self.backend.n_threads, self.backend.n_threads_batch)
         path = str(smollm2_path())
         common: dict[str, Any] = dict(model_path=path, n_ctx=N_CTX, n_threads=self.threads[0],

@@ -239,6 +239,7 @@ def test_study_run(study_dir):
     assert report.count(PNG) >= 2
 
 
+@pytest.mark.slow  # the whole demo, the embedded model's calls included: minutes
 def test_demo_quick(tmp_path):
     out = tmp_path / "D6"
     assert _run("demo", "--quick", "--out", out) == 0

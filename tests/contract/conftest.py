@@ -1,21 +1,34 @@
-"""The command-line contract, driven through the installed console script.
+"""The command-line contract: what a user or a script sees from ``edueval``.
 
-Every test here runs ``edueval`` as a separate process, exactly as a user or a script would, and
-checks what SPEC.md promises: a mistake gives one clear line (or click's usage block), a
+The tests check what SPEC.md promises: a mistake gives one clear line (or click's usage block), a
 documented exit code, no traceback, and nothing half-written that looks complete.
 
-The script is the ``edueval`` next to the running Python (``pip install .`` puts it there), else
-the one on ``PATH``; ``EDUEVAL_CLI`` overrides both (e.g. ``EDUEVAL_CLI="python -m edueval"``).
+Two drivers with the same :class:`Run` result:
+
+* ``edueval`` runs the command line in this process (``edueval.cli.main.main``, the function the
+  console script calls), in the test's folder, with a private model cache, the given environment
+  and stdin; stdout and stderr are captured apart at the file descriptors (what C code prints
+  too), and a warning the command lets out is added to
+  stderr as Python prints it.  An exception that escapes ``main`` (a process would print a
+  traceback and exit 1) fails the test.  Most contract tests use it: they are about messages,
+  codes and files, not about the process.
+* ``edueval_process`` runs the installed console script as a separate process, exactly as a user
+  would, for what only a process shows: the script itself, help pages on a terminal-less stdout,
+  signals (Ctrl-C), servers and clusters.  The script is the ``edueval`` next to the running
+  Python (``pip install .`` puts it there), else the one on ``PATH``; ``EDUEVAL_CLI`` overrides
+  both (e.g. ``EDUEVAL_CLI="python -m edueval"``).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,10 +69,10 @@ class Run:
 
 
 @pytest.fixture
-def edueval(tmp_path: Path) -> Callable[..., Run]:
-    """``edueval("kt", "fit", path, cwd=..., env=..., stdin=..., timeout=...)`` -> :class:`Run`.
+def edueval_process(tmp_path: Path) -> Callable[..., Run]:
+    """``edueval_process("kt", "fit", path, cwd=..., env=..., stdin=..., timeout=...)`` -> :class:`Run`.
 
-    Runs in ``tmp_path`` by default, with a private model cache and no terminal.
+    Runs the console script in ``tmp_path`` by default, with a private model cache and no terminal.
     """
 
     base = cli_command()
@@ -73,6 +86,45 @@ def edueval(tmp_path: Path) -> Callable[..., Run]:
             capture_output=True, text=True, timeout=timeout, check=False,
         )  # fmt: skip
         return Run(tuple(map(str, args)), proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+# Python's default warning filters (what a process started from the console script applies), with
+# the suite's own "error" filters for edueval (pyproject.toml) kept in front
+_PROCESS_FILTERS = (("ignore", DeprecationWarning), ("ignore", PendingDeprecationWarning),
+                    ("ignore", ImportWarning), ("ignore", ResourceWarning))  # fmt: skip
+
+
+@pytest.fixture
+def edueval(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> Callable[..., Run]:
+    """``edueval("kt", "fit", path, cwd=..., env=..., stdin=...)`` -> :class:`Run`, in process.
+
+    As :func:`edueval_process` (folder, private model cache, environment, stdin, ``COLUMNS``),
+    through ``edueval.cli.main.main``; ``timeout`` is accepted and not enforced.
+    """
+    from edueval.cli.main import main
+
+    def run(*args: object, cwd: Path | None = None, env: dict[str, str] | None = None,
+            stdin: str | None = None, timeout: float = 300) -> Run:  # fmt: skip
+        del timeout
+        with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings(record=True) as caught:
+            mp.chdir(cwd or tmp_path)
+            for name, value in {"EDUEVAL_CACHE_DIR": str(tmp_path / ".cache"), "COLUMNS": "100",
+                                **(env or {})}.items():  # fmt: skip
+                mp.setenv(name, value)
+            mp.setattr(sys, "stdin", io.StringIO(stdin or ""))
+            warnings.simplefilter("default")
+            for action, category in _PROCESS_FILTERS:
+                warnings.filterwarnings(action, category=category)
+            warnings.filterwarnings("error", category=DeprecationWarning, module="edueval")
+            warnings.filterwarnings("error", category=FutureWarning, module="edueval")
+            capfd.readouterr()  # drop anything printed before
+            code = main([str(a) for a in args])
+            out, err = capfd.readouterr()
+        shown = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line)
+                        for w in caught)  # fmt: skip
+        return Run(tuple(map(str, args)), code, out, err + shown)
 
     return run
 

@@ -46,12 +46,24 @@ def test_a_usage_mistake_gives_one_error_and_exit_2(edueval, args, says) -> None
 
 
 @pytest.mark.parametrize(
+    ("args", "says"), [USAGE_MISTAKES[0], USAGE_MISTAKES[5]], ids=["option", "bare"]
+)
+def test_a_usage_mistake_through_the_console_script(edueval_process, args, says) -> None:
+    """The same, as a separate process started from the installed script (the others run the
+    same command line in process)."""
+    run = edueval_process(*args)
+    assert_refused(run, code=2, contains=says)
+    assert run.err_lines[-1].lower().startswith("error"), run
+    assert run.out == "", run
+
+
+@pytest.mark.parametrize(
     "args", [("--help",), ("kt", "--help"), ("kt", "fit", "--help"), ("tutor", "reply", "--help"),
              ("malalgo", "run", "--help"), ("study", "invite", "--help"), ("pairwise", "--help")],
     ids=" ".join,
 )  # fmt: skip
-def test_help_pages_read_like_a_normal_cli(edueval, args) -> None:
-    run = edueval(*args)
+def test_help_pages_read_like_a_normal_cli(edueval_process, args) -> None:
+    run = edueval_process(*args)
     assert run.code == 0, run
     assert run.out.startswith("Usage: edueval"), run
     # Typer >= 0.29 prints Python types and metavars such as '<bool>', '<list[str]>', '{data}'
@@ -59,8 +71,8 @@ def test_help_pages_read_like_a_normal_cli(edueval, args) -> None:
         assert leak not in run.out, (leak, run)
 
 
-def test_version(edueval) -> None:
-    run = edueval("--version")
+def test_version(edueval_process) -> None:
+    run = edueval_process("--version")
     assert run.code == 0 and run.out.startswith("edueval "), run
 
 

@@ -9,6 +9,13 @@ import pytest
 
 pytest.importorskip("distributed")
 
+
+@pytest.fixture
+def edueval(edueval_process):
+    """Clusters, their workers' logs and Ctrl-C: through the console script, a separate process."""
+    return edueval_process
+
+
 STUDY = ["kt", "study", "--students", "20", "--skills", "3", "--opportunities", "5"]
 
 

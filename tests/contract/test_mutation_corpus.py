@@ -32,7 +32,9 @@ from edueval.models.scripted_server import ScriptedServer
 
 from . import corpus as C
 
-pytestmark = pytest.mark.slow
+# over 800 cases: spread over the xdist workers (the scripted server and the baselines are cheap to
+# make once per worker; tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.spread]
 
 SEEDS = Path(__file__).resolve().parent / "corpus_seeds"
 

