@@ -445,6 +445,13 @@ def summarize_draws(
     ab["wins"] = wins[gi, ki]
     ab["alpha_mean"] = flat.mean(axis=0)[gi, ki]
     ab["alpha_sd"] = flat.std(axis=0, ddof=1)[gi, ki]
+    # s.d. of the ability relative to the group's mean ability (sum-to-zero identification, as the
+    # ML standard errors): the common shift, which no comparison informs, is left out
+    k_present = np.maximum(design.present.sum(axis=1), 1)
+    centre = np.where(design.present[None], flat, 0.0).sum(axis=-1, keepdims=True) / k_present[
+        None, :, None
+    ]
+    ab["alpha_se"] = (flat - centre).std(axis=0, ddof=1)[gi, ki]
     ab["alpha_hdi_low"] = a_lo[gi, ki]
     ab["alpha_hdi_high"] = a_hi[gi, ki]
     ab["rank_mean"] = ranks.mean(axis=0)[gi, ki]
@@ -502,6 +509,9 @@ class BradleyTerryResults:
     params: dict[str, Any] = field(default_factory=dict)
     alpha: np.ndarray | None = field(default=None, repr=False)  # (chain, draw, G, K)
     alpha0: np.ndarray | None = field(default=None, repr=False)
+    #: per rater: infit/outfit at the posterior means (:mod:`.misfit`), worst infit first
+    raters: pd.DataFrame | None = None
+    method: str = "nuts"
 
     @property
     def max_rhat(self) -> float:
@@ -746,6 +756,7 @@ class BradleyTerry:
         keep_draws: bool = True,
         groups_per_task: int = 0,
         executor=None,
+        split_half_repeats: int = 20,
     ) -> BradleyTerryResults:
         """Sample every group's posterior with NUTS and summarise: all groups in one run, or
         with ``groups_per_task`` > 0 in blocks of that many groups, each block a task on
@@ -763,6 +774,21 @@ class BradleyTerry:
             progress=progress,
         )
         ab, gr = summarize_draws(self.design, alpha, alpha0)
+        from .quality import assess
+
+        # fit statistics at the posterior means; split halves fitted at the posterior mode of
+        # the same model (ridge 1 = the N(0, 1) priors)
+        ab, gr, raters = assess(
+            self.data,
+            self.design,
+            alpha.mean(axis=(0, 1)),
+            alpha0.mean(axis=(0, 1)),
+            ab,
+            gr,
+            seed=self.seed,
+            repeats=split_half_repeats,
+            ridge=1.0,
+        )
         return BradleyTerryResults(
             abilities=ab,
             groups=gr,
@@ -780,7 +806,23 @@ class BradleyTerry:
                 "draws": draws,
                 "target_accept": target_accept,
                 "groups_per_task": groups_per_task,
+                "split_half_repeats": split_half_repeats,
             },
             alpha=alpha if keep_draws else None,
             alpha0=alpha0 if keep_draws else None,
+            raters=raters,
+        )
+
+    def fit_ml(
+        self, *, ridge: float = 0.0, order_effect: bool = True, split_half_repeats: int = 20
+    ):
+        """Maximum-likelihood (``ridge`` > 0: MAP) fit of every group in seconds, with standard
+        errors, fit statistics and reliabilities: :class:`edueval.pairwise.ml.MLResults`."""
+        from .ml import fit_ml
+
+        return fit_ml(
+            self,
+            ridge=ridge,
+            order_effect=order_effect,
+            split_half_repeats=split_half_repeats,
         )

@@ -1,0 +1,407 @@
+"""Maximum-likelihood Bradley-Terry (with the order effect), all groups at once, in seconds.
+
+The same model as :mod:`.bradley_terry` -- per group ``g``,
+``P(first preferred) = logistic(alpha0_g + alpha_{g,first} - alpha_{g,second})`` -- fitted by
+Newton-Raphson on the log-likelihood instead of sampled (Hunter 2004 for the MM view; the
+log-likelihood is concave, so Newton with step halving converges from zero).
+
+Identification and regularisation (stated because estimates and SEs depend on them):
+
+* **sum-to-zero**: within each group the abilities of the agents present sum to 0 (as choix's
+  estimates, which are centred).  The likelihood only sees differences, so the optimiser adds
+  ``(sum of the present abilities)^2 / (2 K)`` to the objective -- zero at the optimum, it only
+  removes the flat direction.
+* ``ridge`` (default 0: plain ML) adds ``ridge / 2 * (sum alpha^2 + alpha0^2)``: the MAP under
+  ``N(0, 1/ridge)`` priors.  ``ridge = 1`` is the posterior mode of the Bayesian model of
+  :mod:`.bradley_terry`.  **choix's** ``alpha`` penalises ``alpha * sum(params^2)``, so choix's
+  ``alpha`` equals ``ridge / 2`` (choix has no order effect: fit with ``order_effect=False``).
+* **standard errors** from the observed information (equal to the expected one for the logistic
+  link), ``I = -Hessian`` of the (penalised) log-likelihood; the covariance of the sum-to-zero
+  estimates is ``P (I + e e^T)^{-1} P`` with ``e`` the unit vector over the present agents and
+  ``P = 1 - e e^T`` the projection onto sum-zero abilities (the Moore-Penrose inverse of ``I``
+  when ``ridge = 0``).  ``alpha0`` is not touched by the projection.
+
+Plain ML does not exist when an agent wins (or loses) all its comparisons, or more generally when
+the graph "i beat j" of a group is not strongly connected (Zermelo 1929; Ford 1957): such a group
+gets ``ml_exists = False`` and NaN estimates; a small ``ridge`` gives finite (MAP) estimates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, log_expit
+
+from .bradley_terry import Design
+
+__all__ = ["MLEstimates", "MLResults", "estimate_table", "fit_ml", "fit_ml_design", "strongly_connected"]
+
+#: largest |estimate| (logits) of a converged plain-ML fit before we call it diverging
+DIVERGED = 25.0
+#: cells of the batched Hessians held at once (groups x (agents + 1)^2)
+_CELLS = 4_000_000
+
+
+class MLEstimates:
+    """Arrays of an ML fit: ``alpha`` and ``se`` (G, K) (NaN where the agent is absent),
+    ``alpha0`` and ``alpha0_se`` (G,), ``loglik`` (G,), ``iterations``, ``converged`` and
+    ``ml_exists`` (G,)."""
+
+    def __init__(self, **arrays: np.ndarray) -> None:
+        self.alpha = arrays["alpha"]
+        self.se = arrays["se"]
+        self.alpha0 = arrays["alpha0"]
+        self.alpha0_se = arrays["alpha0_se"]
+        self.loglik = arrays["loglik"]
+        self.iterations = arrays["iterations"]
+        self.converged = arrays["converged"]
+        self.ml_exists = arrays["ml_exists"]
+
+
+def strongly_connected(design: Design) -> np.ndarray:
+    """Per group: is the directed graph ``winner -> loser`` over the present agents strongly
+    connected (the condition for finite plain-ML abilities)?"""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    out = np.zeros(design.n_groups, dtype=bool)
+    bounds = np.searchsorted(design.pair_group, np.arange(design.n_groups + 1))
+    for g in range(design.n_groups):
+        lo, hi = bounds[g], bounds[g + 1]
+        present = np.flatnonzero(design.present[g])
+        if len(present) < 2:
+            continue
+        local = np.full(len(design.agents), -1)
+        local[present] = np.arange(len(present))
+        f, s = local[design.pair_first[lo:hi]], local[design.pair_second[lo:hi]]
+        w1, w2 = design.pair_w1[lo:hi] > 0, design.pair_w2[lo:hi] > 0
+        src = np.concatenate([f[w1], s[w2]])  # winner -> loser
+        dst = np.concatenate([s[w1], f[w2]])
+        m = coo_matrix((np.ones(len(src)), (src, dst)), shape=(len(present),) * 2)
+        n, _ = connected_components(m, directed=True, connection="strong")
+        out[g] = n == 1
+    return out
+
+
+def _chunk_fit(
+    design: Design, lo_g: int, hi_g: int, ridge: float, order_effect: bool, max_iter: int, tol: float
+) -> dict[str, np.ndarray]:
+    """Newton on groups ``lo_g:hi_g`` together: parameters (Gc, K + 1), the last one alpha0."""
+    K = len(design.agents)
+    Gc = hi_g - lo_g
+    lo, hi = np.searchsorted(design.pair_group, [lo_g, hi_g])
+    g = design.pair_group[lo:hi] - lo_g
+    i, j = design.pair_first[lo:hi], design.pair_second[lo:hi]
+    w1, w2 = design.pair_w1[lo:hi], design.pair_w2[lo:hi]
+    n = w1 + w2
+    present = design.present[lo_g:hi_g].astype(float)
+    k_present = np.maximum(present.sum(axis=1), 1.0)
+    e = np.concatenate([present, np.zeros((Gc, 1))], axis=1) / np.sqrt(k_present)[:, None]
+    free = np.concatenate([present, np.full((Gc, 1), float(order_effect))], axis=1)
+    a = K  # index of alpha0
+
+    def objective(x: np.ndarray) -> np.ndarray:
+        eta = x[g, a] + x[g, i] - x[g, j]
+        ll = np.bincount(g, w1 * log_expit(eta) + w2 * log_expit(-eta), minlength=Gc)
+        s = (e * x).sum(axis=1)
+        return -ll + 0.5 * ridge * (x**2).sum(axis=1) + 0.5 * s**2
+
+    def grad_hess(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        eta = x[g, a] + x[g, i] - x[g, j]
+        p = expit(eta)
+        r = w1 - n * p  # d loglik / d eta
+        w = n * p * (1 - p)
+        grad = np.zeros((Gc, K + 1))
+        for col, sign in ((i, 1.0), (j, -1.0), (np.full_like(i, a), 1.0)):
+            np.add.at(grad, (g, col), sign * r)
+        hess = np.zeros((Gc, K + 1, K + 1))
+        idx = (i, j, np.full_like(i, a))
+        sign = (1.0, -1.0, 1.0)
+        for u in range(3):
+            for v in range(3):
+                np.add.at(hess, (g, idx[u], idx[v]), sign[u] * sign[v] * w)
+        s = (e * x).sum(axis=1)
+        grad = -grad + ridge * x + s[:, None] * e  # of the objective
+        hess = hess + ridge * np.eye(K + 1) + e[:, :, None] * e[:, None, :]
+        # fixed parameters (absent agents; alpha0 without an order effect): identity rows
+        fixed = free == 0
+        grad[fixed] = 0.0
+        hess[fixed] = 0.0
+        hess.transpose(0, 2, 1)[fixed] = 0.0
+        gi, ki = np.nonzero(fixed)
+        hess[gi, ki, ki] = 1.0
+        return grad, hess
+
+    x = np.zeros((Gc, K + 1))
+    f = objective(x)
+    converged = np.zeros(Gc, dtype=bool)
+    it = 0
+    for it in range(1, max_iter + 1):
+        grad, hess = grad_hess(x)
+        step = np.linalg.solve(hess, grad[..., None])[..., 0]
+        step[converged] = 0.0
+        t = np.ones(Gc)
+        for _ in range(30):  # step halving where the objective would rise
+            new = x - t[:, None] * step
+            f_new = objective(new)
+            worse = f_new > f + 1e-12 * np.abs(f)
+            if not worse.any():
+                break
+            t[worse] *= 0.5
+        x, f = new, f_new
+        size = np.abs(t[:, None] * step).max(axis=1)
+        converged |= size < tol
+        if converged.all():
+            break
+    _, hess = grad_hess(x)
+    inv = np.linalg.inv(hess)
+    proj = np.eye(K + 1)[None] - e[:, :, None] * e[:, None, :]
+    cov = proj @ inv @ proj
+    var = np.diagonal(cov, axis1=1, axis2=2).copy()
+    var[free == 0] = np.nan
+    theta = np.where(present > 0, x[:, :K], np.nan)
+    return {
+        "alpha": theta,
+        "se": np.sqrt(var[:, :K]),
+        "alpha0": x[:, a] if order_effect else np.zeros(Gc),
+        "alpha0_se": np.sqrt(var[:, a]) if order_effect else np.zeros(Gc),
+        "loglik": -(objective(x) - 0.5 * ridge * (x**2).sum(axis=1) - 0.5 * (e * x).sum(1) ** 2),
+        "iterations": np.full(Gc, it),
+        "converged": converged,
+    }
+
+
+def fit_ml_design(
+    design: Design,
+    *,
+    ridge: float = 0.0,
+    order_effect: bool = True,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+) -> MLEstimates:
+    """(Penalised) ML estimates of every group of ``design`` (see the module docstring)."""
+    if not np.isfinite(ridge) or ridge < 0:
+        raise ValueError(f"ridge must be a finite number >= 0; got {ridge}")
+    K = len(design.agents)
+    per = max(1, _CELLS // (K + 1) ** 2)
+    parts = [
+        _chunk_fit(design, a, min(a + per, design.n_groups), ridge, order_effect, max_iter, tol)
+        for a in range(0, design.n_groups, per)
+    ]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    exists = out["converged"].copy()
+    if ridge == 0:
+        big = np.nanmax(np.abs(out["alpha"]), axis=1, initial=0.0) > DIVERGED
+        exists &= strongly_connected(design) & ~big & (np.abs(out["alpha0"]) < DIVERGED)
+        for k in ("alpha", "se"):
+            out[k][~exists] = np.nan
+        for k in ("alpha0", "alpha0_se"):
+            out[k][~exists] = np.nan
+    return MLEstimates(**out, ml_exists=exists)
+
+
+def estimate_table(design: Design, est: MLEstimates) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The abilities (one row per group and agent present) and groups tables of an ML fit."""
+    from scipy import stats
+
+    z = stats.norm.ppf(0.975)
+    gi, ki = np.nonzero(design.present)
+    ab = design.keys.iloc[gi].reset_index(drop=True)
+    ab["agent"] = design.agents[ki]
+    ab["n_comparisons"] = design.n_agent[gi, ki]
+    ab["wins"] = design.wins[gi, ki]
+    ab["alpha_mean"] = est.alpha[gi, ki]
+    ab["alpha_se"] = est.se[gi, ki]
+    ab["alpha_ci_low"] = ab["alpha_mean"] - z * ab["alpha_se"]
+    ab["alpha_ci_high"] = ab["alpha_mean"] + z * ab["alpha_se"]
+    ranked = np.where(design.present, np.nan_to_num(est.alpha, nan=-np.inf), -np.inf)
+    order = np.argsort(-ranked, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, len(design.agents) + 1)[None], axis=1)
+    ab["rank"] = ranks[gi, ki].astype(float)
+    ab.loc[ab["alpha_mean"].isna(), "rank"] = np.nan
+    gr = design.keys.copy()
+    gr["n_comparisons"] = design.n_comparisons
+    gr["n_ties"] = design.n_ties
+    gr["n_agents"] = design.present.sum(axis=1)
+    gr["alpha0"] = est.alpha0
+    gr["alpha0_se"] = est.alpha0_se
+    gr["alpha0_ci_low"] = est.alpha0 - z * est.alpha0_se
+    gr["alpha0_ci_high"] = est.alpha0 + z * est.alpha0_se
+    gr["loglik"] = est.loglik
+    gr["iterations"] = est.iterations
+    gr["converged"] = est.converged
+    gr["ml_exists"] = est.ml_exists
+    return ab, gr
+
+
+@dataclass
+class MLResults:
+    """A maximum-likelihood Bradley-Terry fit (statsmodels-style results object).
+
+    Attributes
+    ----------
+    abilities : one row per (group, agent): ``alpha_mean`` (the ML estimate, in the column a NUTS
+        fit uses for its posterior mean, so that ``pairwise summarize`` reads either), ``alpha_se``,
+        Wald 95% ``alpha_ci_*``, ``rank``, infit/outfit (:mod:`.misfit`) and the group's ``ssr`` and
+        ``split_half``.
+    groups : one row per group: ``alpha0`` with SE and CI, log-likelihood, iterations,
+        ``converged``, ``ml_exists``, and the reliabilities (:mod:`.reliability`).
+    raters : per rater infit/outfit, worst infit first.
+    """
+
+    abilities: pd.DataFrame
+    groups: pd.DataFrame
+    raters: pd.DataFrame
+    design: Design
+    ties: str
+    skipped: pd.DataFrame
+    seconds: float
+    params: dict[str, Any] = field(default_factory=dict)
+    method: str = "ml"
+
+    @property
+    def n_missing(self) -> int:
+        """Groups whose plain ML estimate does not exist (see the module docstring)."""
+        return int((~self.groups["ml_exists"].astype(bool)).sum())
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {
+            "method": "ml" if self.params.get("ridge", 0) == 0 else "map",
+            "ridge": self.params.get("ridge", 0.0),
+            "order_effect": self.params.get("order_effect", True),
+            "identification": "sum-to-zero abilities per group",
+            "n_not_converged": int((~self.groups["converged"].astype(bool)).sum()),
+            "n_ml_missing": self.n_missing,
+            "max_iterations": int(self.groups["iterations"].max()),
+            "fit_seconds": self.seconds,
+        }
+
+    def warnings(self) -> list[str]:
+        out = []
+        if self.n_missing:
+            out.append(
+                f"{self.n_missing} group(s) have no finite ML estimate (an agent won or lost all "
+                "its comparisons, or the win graph is not strongly connected); their estimates "
+                "are NaN: a small --ridge (1 = the Bayesian model's posterior mode) gives finite "
+                "ones"
+            )
+        return out
+
+    def agent_table(self, by: Sequence[str] | None = None) -> pd.DataFrame:
+        """Per agent (and ``by`` columns): groups, mean estimate, % > 0, % CI excluding 0."""
+        by = list(by or [c for c in self.design.groups if c != "item"][:1])
+        ab = self.abilities.dropna(subset=["alpha_mean"])
+        excl = (ab["alpha_ci_low"] > 0) | (ab["alpha_ci_high"] < 0)
+        t = (
+            ab.assign(pos=ab["alpha_mean"] > 0, excl=excl)
+            .groupby([*by, "agent"], sort=True)
+            .agg(
+                n_groups=("alpha_mean", "size"),
+                alpha_mean=("alpha_mean", "mean"),
+                pct_alpha_positive=("pos", "mean"),
+                pct_ci_excludes_0=("excl", "mean"),
+                mean_rank=("rank", "mean"),
+            )
+            .reset_index()
+        )
+        t["pct_alpha_positive"] *= 100
+        t["pct_ci_excludes_0"] *= 100
+        return t
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy rows: the group columns, ``agent, measure, value, ci_low, ci_high`` -- per group
+        and agent ``alpha`` (Wald 95% CI), ``se``, ``infit``, ``outfit``; per group ``alpha0``,
+        ``ssr`` and ``split_half`` (``agent`` empty)."""
+        from .bradley_terry import tidy_rows
+
+        keys = list(self.design.groups)
+        ab = tidy_rows(
+            self.abilities,
+            [*keys, "agent"],
+            {
+                "alpha": ("alpha_mean", "alpha_ci_low", "alpha_ci_high"),
+                "se": ("alpha_se", None, None),
+                "infit": ("infit", None, None),
+                "outfit": ("outfit", None, None),
+            },
+        )
+        gr = tidy_rows(
+            self.groups.assign(agent=None),
+            [*keys, "agent"],
+            {
+                "alpha0": ("alpha0", "alpha0_ci_low", "alpha0_ci_high"),
+                "ssr": ("ssr", None, None),
+                "split_half": ("split_half", None, None),
+            },
+        )
+        return pd.concat([ab, gr], ignore_index=True)
+
+    def summary(self) -> str:
+        d = self.diagnostics()
+        g = self.groups
+        lines = [
+            f"Bradley-Terry with order effect, {d['method'].upper()} (Newton-Raphson), "
+            f"ridge {d['ridge']}, sum-to-zero abilities",
+            "=" * 72,
+            f"groups ({' x '.join(self.design.groups)}): {len(g)}   comparisons: "
+            f"{int(g['n_comparisons'].sum())}   ties: {self.ties}   {self.seconds:.2f} s",
+            f"SSR median {g['ssr'].median():.3f}   split-half (raters) median "
+            f"{g['split_half'].median():.3f}",
+            f"raters: {len(self.raters)}, misfitting (infit t > 2): "
+            f"{int(self.raters['misfit'].sum())}",
+            "-" * 72,
+            self.agent_table().to_string(index=False, float_format=lambda v: f"{v:.3f}"),
+        ]
+        lines += [f"warning: {w}" for w in self.warnings()]
+        return "\n".join(lines)
+
+
+def fit_ml(
+    model, *, ridge: float = 0.0, order_effect: bool = True, split_half_repeats: int = 20
+) -> MLResults:
+    """ML fit of a :class:`~edueval.pairwise.bradley_terry.BradleyTerry` specification."""
+    import time
+
+    from .quality import assess
+
+    if split_half_repeats < 1:
+        raise ValueError(f"split_half_repeats must be at least 1; got {split_half_repeats}")
+    start = time.perf_counter()
+    est = fit_ml_design(model.design, ridge=ridge, order_effect=order_effect)
+    seconds = time.perf_counter() - start
+    ab, gr = estimate_table(model.design, est)
+    ab, gr, raters = assess(
+        model.data,
+        model.design,
+        est.alpha,
+        est.alpha0,
+        ab,
+        gr,
+        seed=model.seed,
+        repeats=split_half_repeats,
+        ridge=ridge,
+        order_effect=order_effect,
+    )
+    return MLResults(
+        abilities=ab,
+        groups=gr,
+        raters=raters,
+        design=model.design,
+        ties=model.ties,
+        skipped=model.skipped,
+        seconds=seconds,
+        params={
+            "groups": list(model.groups),
+            "ties": model.ties,
+            "seed": model.seed,
+            "min_comparisons": model.min_comparisons,
+            "ridge": ridge,
+            "order_effect": order_effect,
+            "split_half_repeats": split_half_repeats,
+        },
+    )
