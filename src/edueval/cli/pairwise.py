@@ -153,9 +153,44 @@ def fit(
             "(ArviZ InferenceData, NetCDF) in the run folder.",
         ),
     ] = False,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="nuts: Bayesian, sampled (default); ml: maximum likelihood by Newton-Raphson "
+            "with standard errors, in seconds (sum-to-zero abilities per group).",
+        ),
+    ] = "nuts",
+    ridge: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1e6,
+            help="--method ml: penalty ridge/2 * sum of squares (MAP under N(0, 1/ridge)); 0 = "
+            "plain ML; 1 = the posterior mode of the Bayesian model; choix's alpha = ridge/2.",
+        ),
+    ] = 0.0,
+    order_effect: Annotated[
+        bool,
+        typer.Option(
+            "--order-effect/--no-order-effect",
+            help="--method ml: estimate the order effect alpha0 (on), or fix it at 0 (as choix).",
+        ),
+    ] = True,
+    split_half_repeats: Annotated[
+        int,
+        typer.Option(
+            "--split-half-repeats",
+            min=1,
+            max=10_000,
+            help="Random splits of the raters into halves for the split-half reliability.",
+        ),
+    ] = 20,
     json_out: JsonOption = False,
 ) -> None:
-    """Bayesian Bradley-Terry with order effect per (item, attribute), all sampled together."""
+    """Bradley-Terry with order effect per (item, attribute): Bayesian (NUTS, all groups sampled
+    together) or maximum likelihood (--method ml); with reliability (SSR, split-half across
+    raters) and infit/outfit per rater and per agent."""
     from ..executor import open_executor
     from ..pairwise.pipeline import fit_run
 
@@ -176,14 +211,35 @@ def fit(
             groups_per_task=groups_per_task,
             executor=executor,
             save_draws=save_draws,
+            method=method,
+            ridge=ridge,
+            order_effect=order_effect,
+            split_half_repeats=split_half_repeats,
         )
-    say(
-        f"{res['n_groups']} item x attribute models from {res['n_comparisons']} comparisons in "
-        f"{res['sampling_seconds']:.1f} s; max R-hat {res['max_rhat']:.4f}, min ESS bulk "
-        f"{res['min_ess_bulk']:.0f}, tail {res['min_ess_tail']:.0f}"
-        + (f"; draws in {path / res['posterior']}" if res.get("posterior") else "")
-    )
+    rel = _reliability_line(res)
+    if res["method"] == "ml":
+        say(
+            f"{res['n_groups']} item x attribute models from {res['n_comparisons']} comparisons "
+            f"by {res['method'].upper()} in {res['fit_seconds']:.2f} s; {rel}"
+        )
+    else:
+        say(
+            f"{res['n_groups']} item x attribute models from {res['n_comparisons']} comparisons "
+            f"in {res['sampling_seconds']:.1f} s; max R-hat {res['max_rhat']:.4f}, min ESS bulk "
+            f"{res['min_ess_bulk']:.0f}, tail {res['min_ess_tail']:.0f}; {rel}"
+            + (f"; draws in {path / res['posterior']}" if res.get("posterior") else "")
+        )
     done(path, json=json_out)
+
+
+def _reliability_line(res: dict) -> str:
+    def fmt(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.3f}"
+
+    return (
+        f"median SSR {fmt(res['ssr_median'])}, split-half {fmt(res['split_half_median'])}; "
+        f"{res['n_raters_misfit']} of {res['n_raters']} raters misfitting (infit t > 2)"
+    )
 
 
 @app.command()
@@ -231,7 +287,10 @@ def raters(
         seed=seed,
         warn=warn,
     )
-    msg = f"{res['n_flagged']} of {res['n_raters']} raters flagged"
+    msg = (
+        f"{res['n_flagged']} of {res['n_raters']} raters flagged for an order effect; "
+        f"{res['n_misfit']} misfitting (infit t > 2)"
+    )
     if "overlap" in res:
         ov = res["overlap"]
         msg += f"; {ov['n_both']} of the {ov['n_reference']} reference raters among them"
