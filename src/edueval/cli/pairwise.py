@@ -375,6 +375,103 @@ def hierarchical(
     done(path, json=json_out)
 
 
+@app.command()
+def simulate(
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+    pairing: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pairing",
+            help="random, adaptive (two panels of judges, each pairing from its own estimates) "
+            "or adaptive-shared (one adaptive stream, as adaptive CJ services run it); repeat to "
+            "compare (default: random and adaptive).",
+        ),
+    ] = None,
+    objects: Annotated[int, typer.Option(min=3, max=100_000, help="Objects (scripts).")] = 30,
+    judges: Annotated[int, typer.Option(min=2, max=100_000, help="Judges.")] = 20,
+    judgements: Annotated[
+        int, typer.Option(min=1, max=10_000_000, help="Judgements in all (the last budget).")
+    ] = 1200,
+    budgets: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated budgets of judgements to report (rounded up to whole rounds "
+            "of objects/2 judgements; default: 8 steps up to --judgements)."
+        ),
+    ] = None,
+    spread: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=20.0, help="S.d. of the true qualities in logits (0: coin flips)."
+        ),
+    ] = 1.5,
+    misfitting: Annotated[
+        int, typer.Option(min=0, max=100_000, help="Judges answering at random.")
+    ] = 0,
+    replications: Annotated[
+        int, typer.Option(min=1, max=100_000, help="Simulated studies per policy.")
+    ] = 20,
+    random_rounds: Annotated[
+        int,
+        typer.Option(
+            min=0, max=10_000, help="Adaptive: random rounds before pairing from estimates."
+        ),
+    ] = 2,
+    ridge: Annotated[
+        float,
+        typer.Option(
+            min=1e-9, max=1e6, help="Penalty of the ML fits (MAP under N(0, 1/ridge))."
+        ),
+    ] = 0.1,
+    split_half_repeats: Annotated[
+        int, typer.Option("--split-half-repeats", min=1, max=10_000)
+    ] = 5,
+    target: Annotated[
+        float, typer.Option(min=0.01, max=0.99, help="True reliability to reach.")
+    ] = 0.8,
+    seed: SeedOption = 1,
+    cluster: ClusterOption = None,
+    scheduler: SchedulerOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Simulate comparative-judgement studies: true reliability, SSR and split-half per budget
+    and pairing policy, and the judgements each policy needs to reach a true reliability."""
+    from ..executor import open_executor
+    from ..io import InputError
+    from ..pairwise.pipeline import simulate_run
+    from ..pairwise.simulation import SimulationConfig
+
+    try:
+        budget_list = tuple(int(b) for b in budgets.split(",") if b.strip()) if budgets else ()
+    except ValueError:
+        raise InputError(f"--budgets: expected comma-separated whole numbers; got {budgets!r}")
+    cfg = SimulationConfig(
+        n_objects=objects,
+        n_judges=judges,
+        judgements=judgements,
+        spread=spread,
+        n_misfitting=misfitting,
+        pairings=tuple(pairing) if pairing else ("random", "adaptive"),
+        budgets=budget_list,
+        replications=replications,
+        random_rounds=random_rounds,
+        ridge=ridge,
+        split_half_repeats=split_half_repeats,
+        target=target,
+        seed=seed,
+    )
+    path = out_dir(out, "pairwise simulate", overwrite)
+    with open_executor(cluster, scheduler) as executor:
+        res = simulate_run(path, cfg, executor=executor)
+    for p, v in res["judgements_to_target"].items():
+        say(f"{p}: " + ("does not reach" if v is None else f"{v:.0f} judgements to") +
+            f" a true reliability of {target}")  # fmt: skip
+    if res["adaptive_saving"] is not None:
+        say(f"adaptive pairing saves {100 * res['adaptive_saving']:.1f}% of the judgements")
+    done(path, json=json_out)
+
+
 @app.command("replicate-teacher-test")
 def replicate_teacher_test(
     folder: Annotated[

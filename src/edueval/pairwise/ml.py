@@ -126,7 +126,8 @@ def _chunk_fit(
                 np.add.at(hess, (g, idx[u], idx[v]), sign[u] * sign[v] * w)
         s = (e * x).sum(axis=1)
         grad = -grad + ridge * x + s[:, None] * e  # of the objective
-        hess = hess + ridge * np.eye(K + 1) + e[:, :, None] * e[:, None, :]
+        # + a 1e-9 ridge: a disconnected design (no ML) stays solvable; its groups are reported
+        hess = hess + (ridge + 1e-9) * np.eye(K + 1) + e[:, :, None] * e[:, None, :]
         # fixed parameters (absent agents; alpha0 without an order effect): identity rows
         fixed = free == 0
         grad[fixed] = 0.0

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .bradley_terry import build_design
 
 __all__ = ["VAR_DDOF", "spearman_brown", "split_half", "ssr", "ssr_table"]
 
@@ -84,15 +83,24 @@ def spearman_brown(r: np.ndarray | float, factor: float = 2.0):
     return factor * r / (1 + (factor - 1) * r)
 
 
-def _halves(data: pd.DataFrame, groups: list[str], rng: np.random.Generator) -> np.ndarray:
-    """True for the rows of half A: each group's raters shuffled and cut in two."""
-    pairs = data[[*groups, "rater"]].drop_duplicates().reset_index(drop=True)
-    pairs["u"] = rng.random(len(pairs))
-    pairs["pos"] = pairs.groupby(groups, sort=False)["u"].rank(method="first") - 1
-    pairs["n"] = pairs.groupby(groups, sort=False)["u"].transform("size")
-    pairs["half_a"] = pairs["pos"] < pairs["n"] // 2
-    merged = data[[*groups, "rater"]].merge(pairs, on=[*groups, "rater"], how="left")
-    return merged["half_a"].to_numpy(bool)
+class _Halves:
+    """Random halves of each group's raters, drawn fast: rows -> (group, rater) cells once."""
+
+    def __init__(self, g: np.ndarray, rater: np.ndarray) -> None:
+        r_codes, _ = pd.factorize(rater)
+        cell_codes, cells = pd.factorize(g.astype(np.int64) * (r_codes.max() + 1) + r_codes)
+        self.row_cell = cell_codes
+        self.cell_group = np.asarray(cells) // (r_codes.max() + 1)
+        self.size = np.bincount(self.cell_group)[self.cell_group]  # raters in the cell's group
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        """True for the rows of half A: each group's raters shuffled and cut in two."""
+        u = rng.random(len(self.cell_group))
+        order = np.lexsort((u, self.cell_group))
+        start = np.searchsorted(self.cell_group[order], self.cell_group[order], side="left")
+        pos = np.empty(len(order), dtype=np.int64)
+        pos[order] = np.arange(len(order)) - start
+        return (pos < self.size // 2)[self.row_cell]
 
 
 def _row_correlations(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -109,6 +117,31 @@ def _row_correlations(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         r = (x * y).sum(axis=1) / np.sqrt(sxx * syy)
     tiny = 1e-12 * np.maximum(1.0, np.maximum(sxx, syy))
     return np.where((n >= 3) & (sxx > tiny) & (syy > tiny), r, np.nan)
+
+
+def _sub_design(keys, agents, g, i, j, w1, w2, G: int, K: int):
+    """A :class:`~edueval.pairwise.bradley_terry.Design` over all ``G`` groups of the rows given
+    as index arrays (a group without rows has no agent present)."""
+    from .bradley_terry import Design, _observed_pairs
+
+    pg, pi, pj, pw1, pw2 = _observed_pairs(g, i, j, w1, w2, K)
+    n_agent = np.zeros((G, K), dtype=np.int64)
+    np.add.at(n_agent, (g, i), 1)
+    np.add.at(n_agent, (g, j), 1)
+    return Design(
+        groups=tuple(keys.columns),
+        keys=keys,
+        agents=np.asarray(agents, dtype=object),
+        pair_group=pg,
+        pair_first=pi,
+        pair_second=pj,
+        pair_w1=pw1,
+        pair_w2=pw2,
+        present=n_agent > 0,
+        n_comparisons=np.bincount(g, minlength=G),
+        n_ties=np.zeros(G, dtype=np.int64),
+        n_agent=n_agent,
+    )
 
 
 def split_half(
@@ -135,25 +168,27 @@ def split_half(
     agents = sorted(set(data["first"]).union(data["second"]))
     if keys is None:
         keys = data[groups].drop_duplicates().sort_values(groups).reset_index(drop=True)
-    index = pd.MultiIndex.from_frame(keys[groups])
-    G = len(keys)
+    g_index = pd.MultiIndex.from_frame(keys[groups])
+    g = g_index.get_indexer(pd.MultiIndex.from_frame(data[groups]))
+    a_index = pd.Index(agents)
+    i, j = a_index.get_indexer(data["first"]), a_index.get_indexer(data["second"])
+    w1 = data["w_first"].to_numpy(float)
+    w2 = data["w_second"].to_numpy(float)
+    G, K = len(keys), len(agents)
     sums = np.zeros(G)
     counts = np.zeros(G, dtype=int)
     gen = make_rng(seed)
+    halves = _Halves(g, data["rater"].to_numpy())
     for _ in range(int(repeats)):
-        in_a = _halves(data, groups, gen)
-        est = []
-        for part in (data[in_a], data[~in_a]):
-            if len(part) == 0:
-                est.append(None)
-                continue
-            d = build_design(part, groups, agents=agents)
-            fit = fit_ml_design(d, ridge=ridge, order_effect=order_effect)
-            full = np.full((G, len(agents)), np.nan)
-            full[index.get_indexer(pd.MultiIndex.from_frame(d.keys[groups]))] = fit.alpha
-            est.append(full)
-        if est[0] is None or est[1] is None:
-            continue
+        in_a = halves.draw(gen)
+        est = [
+            fit_ml_design(
+                _sub_design(keys, agents, g[m], i[m], j[m], w1[m], w2[m], G, K),
+                ridge=ridge,
+                order_effect=order_effect,
+            ).alpha
+            for m in (in_a, ~in_a)
+        ]
         r = _row_correlations(*est)
         ok = np.isfinite(r)
         sums[ok] += r[ok]
