@@ -63,7 +63,10 @@ def test_raters_get_infit_and_outfit(rater_fit):
     r = rater_fit.raters.set_index("rater")
     assert {"infit", "infit_t", "outfit", "outfit_t", "misfit"} <= set(r.columns)
     assert r["infit"].notna().all() and (r["infit"] > 0).all()
-    assert rater_fit.misfitting == r[r["infit_t"] > 2].sort_values("infit", ascending=False).index.tolist()
+    assert (
+        rater_fit.misfitting
+        == r[r["infit_t"] > 2].sort_values("infit", ascending=False).index.tolist()
+    )
     assert "worst infit" in rater_fit.summary()
     tidy = rater_fit.to_frame()
     assert {"infit", "outfit", "misfit"} <= set(tidy["measure"])

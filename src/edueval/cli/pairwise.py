@@ -420,13 +420,9 @@ def simulate(
     ] = 2,
     ridge: Annotated[
         float,
-        typer.Option(
-            min=1e-9, max=1e6, help="Penalty of the ML fits (MAP under N(0, 1/ridge))."
-        ),
+        typer.Option(min=1e-9, max=1e6, help="Penalty of the ML fits (MAP under N(0, 1/ridge))."),
     ] = 0.1,
-    split_half_repeats: Annotated[
-        int, typer.Option("--split-half-repeats", min=1, max=10_000)
-    ] = 5,
+    split_half_repeats: Annotated[int, typer.Option("--split-half-repeats", min=1, max=10_000)] = 5,
     target: Annotated[
         float, typer.Option(min=0.01, max=0.99, help="True reliability to reach.")
     ] = 0.8,
@@ -445,7 +441,9 @@ def simulate(
     try:
         budget_list = tuple(int(b) for b in budgets.split(",") if b.strip()) if budgets else ()
     except ValueError:
-        raise InputError(f"--budgets: expected comma-separated whole numbers; got {budgets!r}")
+        raise InputError(
+            f"--budgets: expected comma-separated whole numbers; got {budgets!r}"
+        ) from None
     cfg = SimulationConfig(
         n_objects=objects,
         n_judges=judges,

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from .bradley_terry import Design
+from .design import Design
 
 __all__ = ["T_CUT", "expected_first", "fit_statistics", "object_fit", "rater_fit", "row_index"]
 
@@ -95,7 +95,9 @@ def fit_statistics(comp: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     infit = (agg["sum_r2"] / agg["sum_w"]).to_numpy()
     outfit = agg["outfit"].to_numpy()
     q_out = np.sqrt(np.maximum(agg["sum_c_over_w2"].to_numpy() / n**2 - 1.0 / n, 1e-12))
-    q_in = np.sqrt(np.maximum(agg["sum_c_minus_w2"].to_numpy() / agg["sum_w"].to_numpy() ** 2, 1e-12))
+    q_in = np.sqrt(
+        np.maximum(agg["sum_c_minus_w2"].to_numpy() / agg["sum_w"].to_numpy() ** 2, 1e-12)
+    )
     out = agg[["n_judgements"]].reset_index()
     out["infit"] = infit
     out["infit_t"] = _wilson_hilferty(infit, q_in)

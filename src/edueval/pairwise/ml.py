@@ -28,17 +28,18 @@ gets ``ml_exists = False`` and NaN estimates; a small ``ridge`` gives finite (MA
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 import pandas as pd
 from scipy.special import expit, log_expit
 
-from .bradley_terry import Design
+from .design import Design
 
-__all__ = ["MLEstimates", "MLResults", "estimate_table", "fit_ml", "fit_ml_design", "strongly_connected"]
+__all__ = [
+    "MLEstimates",
+    "estimate_table",
+    "fit_ml_design",
+    "strongly_connected",
+]
 
 #: largest |estimate| (logits) of a converged plain-ML fit before we call it diverging
 DIVERGED = 25.0
@@ -88,7 +89,13 @@ def strongly_connected(design: Design) -> np.ndarray:
 
 
 def _chunk_fit(
-    design: Design, lo_g: int, hi_g: int, ridge: float, order_effect: bool, max_iter: int, tol: float
+    design: Design,
+    lo_g: int,
+    hi_g: int,
+    ridge: float,
+    order_effect: bool,
+    max_iter: int,
+    tol: float,
 ) -> dict[str, np.ndarray]:
     """Newton on groups ``lo_g:hi_g`` together: parameters (Gc, K + 1), the last one alpha0."""
     K = len(design.agents)
@@ -116,14 +123,14 @@ def _chunk_fit(
         r = w1 - n * p  # d loglik / d eta
         w = n * p * (1 - p)
         grad = np.zeros((Gc, K + 1))
-        for col, sign in ((i, 1.0), (j, -1.0), (np.full_like(i, a), 1.0)):
-            np.add.at(grad, (g, col), sign * r)
-        hess = np.zeros((Gc, K + 1, K + 1))
         idx = (i, j, np.full_like(i, a))
-        sign = (1.0, -1.0, 1.0)
+        signs = (1.0, -1.0, 1.0)
+        for col, sg in zip(idx, signs, strict=True):
+            np.add.at(grad, (g, col), sg * r)
+        hess = np.zeros((Gc, K + 1, K + 1))
         for u in range(3):
             for v in range(3):
-                np.add.at(hess, (g, idx[u], idx[v]), sign[u] * sign[v] * w)
+                np.add.at(hess, (g, idx[u], idx[v]), signs[u] * signs[v] * w)
         s = (e * x).sum(axis=1)
         grad = -grad + ridge * x + s[:, None] * e  # of the objective
         # + a 1e-9 ridge: a disconnected design (no ML) stays solvable; its groups are reported
@@ -140,8 +147,9 @@ def _chunk_fit(
     x = np.zeros((Gc, K + 1))
     f = objective(x)
     converged = np.zeros(Gc, dtype=bool)
-    it = 0
-    for it in range(1, max_iter + 1):
+    iterations = np.zeros(Gc, dtype=int)
+    for _ in range(max_iter):
+        iterations += ~converged
         grad, hess = grad_hess(x)
         step = np.linalg.solve(hess, grad[..., None])[..., 0]
         step[converged] = 0.0
@@ -171,7 +179,7 @@ def _chunk_fit(
         "alpha0": x[:, a] if order_effect else np.zeros(Gc),
         "alpha0_se": np.sqrt(var[:, a]) if order_effect else np.zeros(Gc),
         "loglik": -(objective(x) - 0.5 * ridge * (x**2).sum(axis=1) - 0.5 * (e * x).sum(1) ** 2),
-        "iterations": np.full(Gc, it),
+        "iterations": iterations,
         "converged": converged,
     }
 
@@ -238,171 +246,3 @@ def estimate_table(design: Design, est: MLEstimates) -> tuple[pd.DataFrame, pd.D
     gr["converged"] = est.converged
     gr["ml_exists"] = est.ml_exists
     return ab, gr
-
-
-@dataclass
-class MLResults:
-    """A maximum-likelihood Bradley-Terry fit (statsmodels-style results object).
-
-    Attributes
-    ----------
-    abilities : one row per (group, agent): ``alpha_mean`` (the ML estimate, in the column a NUTS
-        fit uses for its posterior mean, so that ``pairwise summarize`` reads either), ``alpha_se``,
-        Wald 95% ``alpha_ci_*``, ``rank``, infit/outfit (:mod:`.misfit`) and the group's ``ssr`` and
-        ``split_half``.
-    groups : one row per group: ``alpha0`` with SE and CI, log-likelihood, iterations,
-        ``converged``, ``ml_exists``, and the reliabilities (:mod:`.reliability`).
-    raters : per rater infit/outfit, worst infit first.
-    """
-
-    abilities: pd.DataFrame
-    groups: pd.DataFrame
-    raters: pd.DataFrame
-    design: Design
-    ties: str
-    skipped: pd.DataFrame
-    seconds: float
-    params: dict[str, Any] = field(default_factory=dict)
-    method: str = "ml"
-
-    @property
-    def n_missing(self) -> int:
-        """Groups whose plain ML estimate does not exist (see the module docstring)."""
-        return int((~self.groups["ml_exists"].astype(bool)).sum())
-
-    def diagnostics(self) -> dict[str, Any]:
-        return {
-            "method": "ml" if self.params.get("ridge", 0) == 0 else "map",
-            "ridge": self.params.get("ridge", 0.0),
-            "order_effect": self.params.get("order_effect", True),
-            "identification": "sum-to-zero abilities per group",
-            "n_not_converged": int((~self.groups["converged"].astype(bool)).sum()),
-            "n_ml_missing": self.n_missing,
-            "max_iterations": int(self.groups["iterations"].max()),
-            "fit_seconds": self.seconds,
-        }
-
-    def warnings(self) -> list[str]:
-        out = []
-        if self.n_missing:
-            out.append(
-                f"{self.n_missing} group(s) have no finite ML estimate (an agent won or lost all "
-                "its comparisons, or the win graph is not strongly connected); their estimates "
-                "are NaN: a small --ridge (1 = the Bayesian model's posterior mode) gives finite "
-                "ones"
-            )
-        return out
-
-    def agent_table(self, by: Sequence[str] | None = None) -> pd.DataFrame:
-        """Per agent (and ``by`` columns): groups, mean estimate, % > 0, % CI excluding 0."""
-        by = list(by or [c for c in self.design.groups if c != "item"][:1])
-        ab = self.abilities.dropna(subset=["alpha_mean"])
-        excl = (ab["alpha_ci_low"] > 0) | (ab["alpha_ci_high"] < 0)
-        t = (
-            ab.assign(pos=ab["alpha_mean"] > 0, excl=excl)
-            .groupby([*by, "agent"], sort=True)
-            .agg(
-                n_groups=("alpha_mean", "size"),
-                alpha_mean=("alpha_mean", "mean"),
-                pct_alpha_positive=("pos", "mean"),
-                pct_ci_excludes_0=("excl", "mean"),
-                mean_rank=("rank", "mean"),
-            )
-            .reset_index()
-        )
-        t["pct_alpha_positive"] *= 100
-        t["pct_ci_excludes_0"] *= 100
-        return t
-
-    def to_frame(self) -> pd.DataFrame:
-        """Tidy rows: the group columns, ``agent, measure, value, ci_low, ci_high`` -- per group
-        and agent ``alpha`` (Wald 95% CI), ``se``, ``infit``, ``outfit``; per group ``alpha0``,
-        ``ssr`` and ``split_half`` (``agent`` empty)."""
-        from .bradley_terry import tidy_rows
-
-        keys = list(self.design.groups)
-        ab = tidy_rows(
-            self.abilities,
-            [*keys, "agent"],
-            {
-                "alpha": ("alpha_mean", "alpha_ci_low", "alpha_ci_high"),
-                "se": ("alpha_se", None, None),
-                "infit": ("infit", None, None),
-                "outfit": ("outfit", None, None),
-            },
-        )
-        gr = tidy_rows(
-            self.groups.assign(agent=None),
-            [*keys, "agent"],
-            {
-                "alpha0": ("alpha0", "alpha0_ci_low", "alpha0_ci_high"),
-                "ssr": ("ssr", None, None),
-                "split_half": ("split_half", None, None),
-            },
-        )
-        return pd.concat([ab, gr], ignore_index=True)
-
-    def summary(self) -> str:
-        d = self.diagnostics()
-        g = self.groups
-        lines = [
-            f"Bradley-Terry with order effect, {d['method'].upper()} (Newton-Raphson), "
-            f"ridge {d['ridge']}, sum-to-zero abilities",
-            "=" * 72,
-            f"groups ({' x '.join(self.design.groups)}): {len(g)}   comparisons: "
-            f"{int(g['n_comparisons'].sum())}   ties: {self.ties}   {self.seconds:.2f} s",
-            f"SSR median {g['ssr'].median():.3f}   split-half (raters) median "
-            f"{g['split_half'].median():.3f}",
-            f"raters: {len(self.raters)}, misfitting (infit t > 2): "
-            f"{int(self.raters['misfit'].sum())}",
-            "-" * 72,
-            self.agent_table().to_string(index=False, float_format=lambda v: f"{v:.3f}"),
-        ]
-        lines += [f"warning: {w}" for w in self.warnings()]
-        return "\n".join(lines)
-
-
-def fit_ml(
-    model, *, ridge: float = 0.0, order_effect: bool = True, split_half_repeats: int = 20
-) -> MLResults:
-    """ML fit of a :class:`~edueval.pairwise.bradley_terry.BradleyTerry` specification."""
-    import time
-
-    from .quality import assess
-
-    if split_half_repeats < 1:
-        raise ValueError(f"split_half_repeats must be at least 1; got {split_half_repeats}")
-    start = time.perf_counter()
-    est = fit_ml_design(model.design, ridge=ridge, order_effect=order_effect)
-    seconds = time.perf_counter() - start
-    ab, gr = estimate_table(model.design, est)
-    ab, gr, raters = assess(
-        model.data,
-        model.design,
-        est.alpha,
-        est.alpha0,
-        ab,
-        gr,
-        seed=model.seed,
-        repeats=split_half_repeats,
-        ridge=ridge,
-        order_effect=order_effect,
-    )
-    return MLResults(
-        abilities=ab,
-        groups=gr,
-        raters=raters,
-        design=model.design,
-        ties=model.ties,
-        skipped=model.skipped,
-        seconds=seconds,
-        params={
-            "groups": list(model.groups),
-            "ties": model.ties,
-            "seed": model.seed,
-            "min_comparisons": model.min_comparisons,
-            "ridge": ridge,
-            "order_effect": order_effect,
-            "split_half_repeats": split_half_repeats,
-        },
-    )

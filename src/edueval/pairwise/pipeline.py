@@ -379,7 +379,9 @@ def _ml_fit_run(
     )
     sec = rep.section("Model")
     sec.text(
-        "Per group (" + " x ".join(res.design.groups) + "): P(first preferred) = logistic("
+        "Per group ("
+        + " x ".join(res.design.groups)
+        + "): P(first preferred) = logistic("
         + ("alpha0 + " if order_effect else "")
         + "alpha_first - alpha_second), fitted by Newton-Raphson "
         + (
@@ -492,8 +494,16 @@ def raters_run(
         + "."
     ).table(
         res.raters.sort_values("infit", ascending=False)[
-            ["rater", "n_comparisons", "infit", "infit_t", "outfit", "outfit_t", "misfit",
-             "infit_above_2sd"]
+            [
+                "rater",
+                "n_comparisons",
+                "infit",
+                "infit_t",
+                "outfit",
+                "outfit_t",
+                "misfit",
+                "infit_above_2sd",
+            ]
         ],
         digits=3,
     )
@@ -692,8 +702,9 @@ def simulate_run(out: Path, cfg, *, executor=None) -> dict:
             + ("does not reach" if pd.isna(v) else f"{v:.0f} judgements to reach")
             + f" a true reliability of {cfg.target}"
         )
-    if res.saving() is not None:
-        lines.append(f"adaptive pairing saves {100 * res.saving():.1f}% of the judgements")
+    saving = res.saving()
+    if saving is not None:
+        lines.append(f"adaptive pairing saves {100 * saving:.1f}% of the judgements")
     rep.section("Judgements to the target").bullets(lines)
     run.finish(results, rep.render())
     return results

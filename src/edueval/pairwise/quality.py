@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .bradley_terry import Design
+from .design import Design
 from .misfit import T_CUT, expected_first, object_fit, rater_fit
 from .reliability import VAR_DDOF, split_half, ssr_table
 

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-
 __all__ = ["VAR_DDOF", "spearman_brown", "split_half", "ssr", "ssr_table"]
 
 #: the variance convention of the SSR (sample variance, as R's ``var``)
@@ -122,7 +121,7 @@ def _row_correlations(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _sub_design(keys, agents, g, i, j, w1, w2, G: int, K: int):
     """A :class:`~edueval.pairwise.bradley_terry.Design` over all ``G`` groups of the rows given
     as index arrays (a group without rows has no agent present)."""
-    from .bradley_terry import Design, _observed_pairs
+    from .design import Design, _observed_pairs
 
     pg, pi, pj, pw1, pw2 = _observed_pairs(g, i, j, w1, w2, K)
     n_agent = np.zeros((G, K), dtype=np.int64)

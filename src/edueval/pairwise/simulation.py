@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from .bradley_terry import Design, _observed_pairs
+from .design import Design, _observed_pairs
 from .ml import fit_ml_design
 from .reliability import VAR_DDOF, spearman_brown, ssr
 
@@ -95,7 +95,9 @@ class SimulationConfig:
         if self.n_objects < 3:
             raise ValueError(f"objects must be at least 3; got {self.n_objects}")
         if self.n_judges < 2:
-            raise ValueError(f"judges must be at least 2 (split-half needs two); got {self.n_judges}")
+            raise ValueError(
+                f"judges must be at least 2 (split-half needs two); got {self.n_judges}"
+            )
         if not 0 <= self.n_misfitting <= self.n_judges:
             raise ValueError(
                 f"misfitting must be between 0 and judges ({self.n_judges}); got {self.n_misfitting}"
@@ -248,9 +250,7 @@ def simulate_study(cfg: SimulationConfig, pairing: str, seed: int) -> pd.DataFra
 
 def _checkpoint(cfg, pairing, theta, first, second, won, judge, rng) -> dict[str, Any]:
     est, se = _fit(first, second, won, cfg.n_objects, cfg.ridge)
-    true = (
-        float(np.corrcoef(est, theta)[0, 1] ** 2) if cfg.spread > 0 and np.std(est) > 0 else 0.0
-    )
+    true = float(np.corrcoef(est, theta)[0, 1] ** 2) if cfg.spread > 0 and np.std(est) > 0 else 0.0
     row = {
         "pairing": pairing,
         "judgements": len(first),
