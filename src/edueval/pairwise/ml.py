@@ -65,27 +65,25 @@ class MLEstimates:
 
 def strongly_connected(design: Design) -> np.ndarray:
     """Per group: is the directed graph ``winner -> loser`` over the present agents strongly
-    connected (the condition for finite plain-ML abilities)?"""
+    connected (the condition for finite plain-ML abilities)?  One graph over all (group, agent)
+    nodes, whose strong components never cross groups."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    out = np.zeros(design.n_groups, dtype=bool)
-    bounds = np.searchsorted(design.pair_group, np.arange(design.n_groups + 1))
-    for g in range(design.n_groups):
-        lo, hi = bounds[g], bounds[g + 1]
-        present = np.flatnonzero(design.present[g])
-        if len(present) < 2:
-            continue
-        local = np.full(len(design.agents), -1)
-        local[present] = np.arange(len(present))
-        f, s = local[design.pair_first[lo:hi]], local[design.pair_second[lo:hi]]
-        w1, w2 = design.pair_w1[lo:hi] > 0, design.pair_w2[lo:hi] > 0
-        src = np.concatenate([f[w1], s[w2]])  # winner -> loser
-        dst = np.concatenate([s[w1], f[w2]])
-        m = coo_matrix((np.ones(len(src)), (src, dst)), shape=(len(present),) * 2)
-        n, _ = connected_components(m, directed=True, connection="strong")
-        out[g] = n == 1
-    return out
+    K = len(design.agents)
+    g = design.pair_group.astype(np.int64)
+    f, s = g * K + design.pair_first, g * K + design.pair_second
+    w1, w2 = design.pair_w1 > 0, design.pair_w2 > 0
+    src = np.concatenate([f[w1], s[w2]])  # winner -> loser
+    dst = np.concatenate([s[w1], f[w2]])
+    n = design.n_groups * K
+    m = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    _, labels = connected_components(m, directed=True, connection="strong")
+    labels = labels.reshape(design.n_groups, K).astype(float)
+    present = design.present
+    lab = np.where(present, labels, np.nan)
+    lo, hi = np.nanmin(lab, axis=1, initial=np.inf), np.nanmax(lab, axis=1, initial=-np.inf)
+    return (present.sum(axis=1) >= 2) & (lo == hi)
 
 
 def _chunk_fit(
@@ -96,8 +94,10 @@ def _chunk_fit(
     order_effect: bool,
     max_iter: int,
     tol: float,
+    skip: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Newton on groups ``lo_g:hi_g`` together: parameters (Gc, K + 1), the last one alpha0."""
+    """Newton on groups ``lo_g:hi_g`` together: parameters (Gc, K + 1), the last one alpha0;
+    groups with ``skip`` (no finite ML) are left at 0."""
     K = len(design.agents)
     Gc = hi_g - lo_g
     lo, hi = np.searchsorted(design.pair_group, [lo_g, hi_g])
@@ -110,6 +110,9 @@ def _chunk_fit(
     e = np.concatenate([present, np.zeros((Gc, 1))], axis=1) / np.sqrt(k_present)[:, None]
     free = np.concatenate([present, np.full((Gc, 1), float(order_effect))], axis=1)
     a = K  # index of alpha0
+    idx = (i, j, np.full_like(i, a))
+    signs = (1.0, -1.0, 1.0)
+    cell = [g * (K + 1) + col for col in idx]  # (g, col) in the flat (Gc, K + 1) parameters
 
     def objective(x: np.ndarray) -> np.ndarray:
         eta = x[g, a] + x[g, i] - x[g, j]
@@ -122,15 +125,15 @@ def _chunk_fit(
         p = expit(eta)
         r = w1 - n * p  # d loglik / d eta
         w = n * p * (1 - p)
-        grad = np.zeros((Gc, K + 1))
-        idx = (i, j, np.full_like(i, a))
-        signs = (1.0, -1.0, 1.0)
-        for col, sg in zip(idx, signs, strict=True):
-            np.add.at(grad, (g, col), sg * r)
-        hess = np.zeros((Gc, K + 1, K + 1))
+        grad = np.zeros(Gc * (K + 1))
+        hess = np.zeros(Gc * (K + 1) ** 2)
         for u in range(3):
+            grad += np.bincount(cell[u], signs[u] * r, minlength=grad.size)
             for v in range(3):
-                np.add.at(hess, (g, idx[u], idx[v]), signs[u] * signs[v] * w)
+                flat = cell[u] * (K + 1) + idx[v]  # (g, idx[u], idx[v]) in the flat Hessians
+                hess += np.bincount(flat, signs[u] * signs[v] * w, minlength=hess.size)
+        grad = grad.reshape(Gc, K + 1)
+        hess = hess.reshape(Gc, K + 1, K + 1)
         s = (e * x).sum(axis=1)
         grad = -grad + ridge * x + s[:, None] * e  # of the objective
         # + a 1e-9 ridge: a disconnected design (no ML) stays solvable; its groups are reported
@@ -147,12 +150,13 @@ def _chunk_fit(
     x = np.zeros((Gc, K + 1))
     f = objective(x)
     converged = np.zeros(Gc, dtype=bool)
+    diverged = skip[lo_g:hi_g].copy()  # no finite optimum (plain ML): stop, reported
     iterations = np.zeros(Gc, dtype=int)
     for _ in range(max_iter):
-        iterations += ~converged
+        iterations += ~(converged | diverged)
         grad, hess = grad_hess(x)
         step = np.linalg.solve(hess, grad[..., None])[..., 0]
-        step[converged] = 0.0
+        step[converged | diverged] = 0.0
         t = np.ones(Gc)
         for _ in range(30):  # step halving where the objective would rise
             new = x - t[:, None] * step
@@ -161,10 +165,14 @@ def _chunk_fit(
             if not worse.any():
                 break
             t[worse] *= 0.5
+        gain = f - f_new
         x, f = new, f_new
         size = np.abs(t[:, None] * step).max(axis=1)
         converged |= size < tol
-        if converged.all():
+        # moving by whole logits without improving the fit: a direction to infinity (separation)
+        stalled = (gain < 1e-9 * (1 + np.abs(f))) & (size > 0.5)
+        diverged |= ~converged & ((np.abs(x).max(axis=1) > DIVERGED) | stalled)
+        if (converged | diverged).all():
             break
     _, hess = grad_hess(x)
     inv = np.linalg.inv(hess)
@@ -197,15 +205,18 @@ def fit_ml_design(
         raise ValueError(f"ridge must be a finite number >= 0; got {ridge}")
     K = len(design.agents)
     per = max(1, _CELLS // (K + 1) ** 2)
+    connected = strongly_connected(design) if ridge == 0 else np.ones(design.n_groups, bool)
     parts = [
-        _chunk_fit(design, a, min(a + per, design.n_groups), ridge, order_effect, max_iter, tol)
+        _chunk_fit(
+            design, a, min(a + per, design.n_groups), ridge, order_effect, max_iter, tol, ~connected
+        )
         for a in range(0, design.n_groups, per)
     ]
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     exists = out["converged"].copy()
     if ridge == 0:
         big = np.nanmax(np.abs(out["alpha"]), axis=1, initial=0.0) > DIVERGED
-        exists &= strongly_connected(design) & ~big & (np.abs(out["alpha0"]) < DIVERGED)
+        exists &= connected & ~big & (np.abs(out["alpha0"]) < DIVERGED)
         for k in ("alpha", "se"):
             out[k][~exists] = np.nan
         for k in ("alpha0", "alpha0_se"):

@@ -109,6 +109,13 @@ def reliability_sentence(groups: pd.DataFrame, repeats: int) -> str:
     """The report's paragraph on the two reliabilities."""
     ssr_m, sh_m = _median(groups["ssr"]), _median(groups["split_half"])
     fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    few = ""
+    if "n_agents" in groups.columns and groups["n_agents"].median() < 10:
+        few = (
+            f" Groups hold a median of {groups['n_agents'].median():.0f} agents: a variance "
+            "over so few estimates is imprecise, and a group's reliability can fall far below 0 "
+            "(SSR) or swing widely (split-half); read them across groups, not one by one."
+        )
     return (
         f"Scale separation reliability SSR = (var(estimates) - mean(SE^2)) / var(estimates) per "
         f"group (variance with ddof={VAR_DDOF}; SE under sum-to-zero identification): median "
