@@ -137,3 +137,12 @@ def test_cli_method_ml(cli, write, tmp_path):
     assert bad.code == 2 and "method" in bad.err
     bad = cli("pairwise", "fit", path, "--method", "ml", "--save-draws", "--out", tmp_path / "y")
     assert bad.code == 2 and "--save-draws" in bad.err
+
+
+def test_warm_start_reaches_the_same_optimum(study):
+    _, model, _ = study
+    cold = fit_ml_design(model.design, ridge=0.1)
+    rng = np.random.default_rng(0)
+    warm = fit_ml_design(model.design, ridge=0.1, init=rng.normal(size=cold.alpha.shape))
+    np.testing.assert_allclose(warm.alpha, cold.alpha, atol=1e-9)
+    np.testing.assert_allclose(warm.se, cold.se, rtol=1e-7)

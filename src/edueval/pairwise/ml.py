@@ -95,6 +95,7 @@ def _chunk_fit(
     max_iter: int,
     tol: float,
     skip: np.ndarray,
+    init: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Newton on groups ``lo_g:hi_g`` together: parameters (Gc, K + 1), the last one alpha0;
     groups with ``skip`` (no finite ML) are left at 0."""
@@ -148,6 +149,9 @@ def _chunk_fit(
         return grad, hess
 
     x = np.zeros((Gc, K + 1))
+    if init is not None:  # a warm start (abilities only), e.g. the previous round's estimates
+        start = np.where(present > 0, np.nan_to_num(init[lo_g:hi_g]), 0.0)
+        x[:, :K] = start - (start * present).sum(axis=1, keepdims=True) / k_present[:, None]
     f = objective(x)
     converged = np.zeros(Gc, dtype=bool)
     diverged = skip[lo_g:hi_g].copy()  # no finite optimum (plain ML): stop, reported
@@ -199,8 +203,10 @@ def fit_ml_design(
     order_effect: bool = True,
     max_iter: int = 100,
     tol: float = 1e-10,
+    init: np.ndarray | None = None,
 ) -> MLEstimates:
-    """(Penalised) ML estimates of every group of ``design`` (see the module docstring)."""
+    """(Penalised) ML estimates of every group of ``design`` (see the module docstring);
+    ``init`` (G, K): starting abilities (the optimum is the same; fewer Newton steps)."""
     if not np.isfinite(ridge) or ridge < 0:
         raise ValueError(f"ridge must be a finite number >= 0; got {ridge}")
     K = len(design.agents)
@@ -208,7 +214,15 @@ def fit_ml_design(
     connected = strongly_connected(design) if ridge == 0 else np.ones(design.n_groups, bool)
     parts = [
         _chunk_fit(
-            design, a, min(a + per, design.n_groups), ridge, order_effect, max_iter, tol, ~connected
+            design,
+            a,
+            min(a + per, design.n_groups),
+            ridge,
+            order_effect,
+            max_iter,
+            tol,
+            ~connected,
+            init,
         )
         for a in range(0, design.n_groups, per)
     ]

@@ -124,5 +124,7 @@ def reliability_sentence(groups: pd.DataFrame, repeats: int) -> str:
         f"alone, mean correlation stepped up by Spearman-Brown): median {fmt(sh_m)} over "
         f"{int(groups['split_half'].notna().sum())} group(s) where it is defined. SSR trusts the "
         "model's standard errors and the design: if pairs were chosen adaptively from current "
-        "estimates it is inflated (Bramley 2015); the split-half figure is the one to trust then."
+        "estimates it is inflated (Bramley 2015), and so is a split-half whose halves share the "
+        "adaptive design (benchmarks/RESULTS.md); only halves that chose their pairs "
+        "independently (pairwise simulate --pairing adaptive) give a figure to trust." + few
     )

@@ -145,8 +145,13 @@ def array_design(first: np.ndarray, second: np.ndarray, won_first: np.ndarray, k
     )
 
 
-def _fit(first, second, won, k: int, ridge: float) -> tuple[np.ndarray, np.ndarray]:
-    est = fit_ml_design(array_design(first, second, won, k), ridge=ridge, order_effect=False)
+def _fit(
+    first, second, won, k: int, ridge: float, init: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    design = array_design(first, second, won, k)
+    est = fit_ml_design(
+        design, ridge=ridge, order_effect=False, init=None if init is None else init[None]
+    )
     return est.alpha[0], est.se[0]
 
 
@@ -241,7 +246,9 @@ def simulate_study(cfg: SimulationConfig, pairing: str, seed: int) -> pd.DataFra
         rnd += 1
         if pairing != "random":  # the panel's estimates, refitted after each of its rounds
             mine = judge[:n] % panels == p
-            est[p], _ = _fit(first[:n][mine], second[:n][mine], won[:n][mine], k, cfg.ridge)
+            est[p], _ = _fit(
+                first[:n][mine], second[:n][mine], won[:n][mine], k, cfg.ridge, init=est[p]
+            )
         if n in budgets:
             rows.append(_checkpoint(cfg, pairing, theta, first[:n], second[:n], won[:n],
                                     judge[:n], rng))  # fmt: skip
