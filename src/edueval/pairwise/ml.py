@@ -126,17 +126,16 @@ def _chunk_fit(
         p = expit(eta)
         r = w1 - n * p  # d loglik / d eta
         w = n * p * (1 - p)
-        grad = np.zeros(Gc * (K + 1))
-        hess = np.zeros(Gc * (K + 1) ** 2)
+        flat_grad = np.zeros(Gc * (K + 1))
+        flat_hess = np.zeros(Gc * (K + 1) ** 2)
         for u in range(3):
-            grad += np.bincount(cell[u], signs[u] * r, minlength=grad.size)
+            flat_grad += np.bincount(cell[u], signs[u] * r, minlength=flat_grad.size)
             for v in range(3):
                 flat = cell[u] * (K + 1) + idx[v]  # (g, idx[u], idx[v]) in the flat Hessians
-                hess += np.bincount(flat, signs[u] * signs[v] * w, minlength=hess.size)
-        grad = grad.reshape(Gc, K + 1)
-        hess = hess.reshape(Gc, K + 1, K + 1)
+                flat_hess += np.bincount(flat, signs[u] * signs[v] * w, minlength=flat_hess.size)
+        hess = flat_hess.reshape(Gc, K + 1, K + 1)
         s = (e * x).sum(axis=1)
-        grad = -grad + ridge * x + s[:, None] * e  # of the objective
+        grad = -flat_grad.reshape(Gc, K + 1) + ridge * x + s[:, None] * e  # of the objective
         # + a 1e-9 ridge: a disconnected design (no ML) stays solvable; its groups are reported
         hess = hess + (ridge + 1e-9) * np.eye(K + 1) + e[:, :, None] * e[:, None, :]
         # fixed parameters (absent agents; alpha0 without an order effect): identity rows
