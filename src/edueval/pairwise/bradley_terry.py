@@ -514,6 +514,18 @@ class BradleyTerryResults:
             f"{d['mean_leapfrog_steps']:.1f}",
             f"order effect alpha0: mean over groups {self.groups['alpha0_mean'].mean():+.3f}; "
             f"95% HDI excludes 0 in {int(((self.groups['alpha0_hdi_low'] > 0) | (self.groups['alpha0_hdi_high'] < 0)).sum())} group(s)",
+        ]
+        if "ssr" in self.groups.columns:
+            lines.append(
+                f"SSR median {self.groups['ssr'].median():.3f}   split-half (raters) median "
+                f"{self.groups['split_half'].median():.3f}"
+            )
+        if self.raters is not None:
+            lines.append(
+                f"raters: {len(self.raters)}, misfitting (infit t > 2): "
+                f"{int(self.raters['misfit'].sum())}"
+            )
+        lines += [
             "-" * 72,
             self.agent_table().to_string(index=False, float_format=lambda v: f"{v:.3f}"),
         ]
