@@ -172,6 +172,7 @@ OUT_COMMANDS = {
     "pairwise summarize": ["pairwise", "summarize", "{data}"],
     "pairwise hierarchical": ["pairwise", "hierarchical", "{data}"],
     "pairwise replicate-teacher-test": ["pairwise", "replicate-teacher-test"],
+    "pairwise simulate": ["pairwise", "simulate"],
     "qgsms run": ["qgsms", "run", "{data}", "{data}"],
     "qgsms score": ["qgsms", "score", "{data}"],
     "turing analyze": ["turing", "analyze", "{data}"],

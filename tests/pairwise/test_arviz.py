@@ -104,6 +104,7 @@ def test_short_chains_warn_and_ess_is_never_negative():
     assert res.diagnostics()["n_ess_below_400"] > 0
     text = res.summary()
     assert "warning:" in text and "ESS < 400" in text
+    assert "SSR median" in text and "misfitting (infit t > 2)" in text
     assert "min ESS bulk" in text and "-" not in text.split("min ESS bulk ")[1].split()[0]
 
 

@@ -137,6 +137,26 @@ def test_ranks_probs_and_hdis_are_consistent(small_fit):
     assert res.max_rhat <= 1.01 and res.n_divergent == 0
 
 
+def test_ssr_from_the_centred_posterior_sd_is_the_formula_on_the_table(small_fit):
+    """Under NUTS, SE = posterior s.d. of (alpha - the group's mean alpha); the reported SSR is
+    (var(means, ddof 1) - mean(SE^2)) / var(means) of the abilities table, per group."""
+    _, _, res = small_fit
+    alpha = res.alpha.reshape(-1, *res.alpha.shape[2:])
+    centred = alpha - alpha.mean(axis=-1, keepdims=True)
+    for gi, item in enumerate(res.design.keys["item"]):
+        ab = res.abilities[res.abilities["item"] == item].set_index("agent")
+        ab = ab.loc[list(res.design.agents)]
+        np.testing.assert_allclose(ab["alpha_se"], centred[:, gi].std(axis=0, ddof=1), rtol=1e-9)
+        assert (ab["alpha_se"] < ab["alpha_sd"]).all()  # the common shift is left out
+        v = ab["alpha_mean"].var(ddof=1)
+        expect = (v - (ab["alpha_se"] ** 2).mean()) / v
+        assert res.groups.loc[gi, "ssr"] == pytest.approx(expect, abs=1e-12)
+        assert (ab["ssr"] == res.groups.loc[gi, "ssr"]).all()
+    # one rater per comparison index: 25 raters, each with infit/outfit at the posterior means
+    assert res.raters is not None and len(res.raters) == 25
+    assert {"infit", "infit_t", "outfit", "outfit_t", "misfit"} <= set(res.raters.columns)
+
+
 def test_same_seed_same_numbers_bit_for_bit():
     df, _ = simulate(4, 15, seed=2)
     df.loc[df.index[::5], "outcome"] = "tie"

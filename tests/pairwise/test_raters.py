@@ -57,6 +57,21 @@ def test_position_biased_raters_are_flagged(rater_fit):
     assert fit.max_rhat <= 1.02 and fit.n_rhat_above <= 10, (fit.max_rhat, fit.n_rhat_above)
 
 
+def test_raters_get_infit_and_outfit(rater_fit):
+    """Each rater's infit/outfit under the per-(item, attribute) model (numbers: test_misfit);
+    position bias is the order effect's job (alpha0 absorbs it), not infit's."""
+    r = rater_fit.raters.set_index("rater")
+    assert {"infit", "infit_t", "outfit", "outfit_t", "misfit"} <= set(r.columns)
+    assert r["infit"].notna().all() and (r["infit"] > 0).all()
+    assert (
+        rater_fit.misfitting
+        == r[r["infit_t"] > 2].sort_values("infit", ascending=False).index.tolist()
+    )
+    assert "worst infit" in rater_fit.summary()
+    tidy = rater_fit.to_frame()
+    assert {"infit", "outfit", "misfit"} <= set(tidy["measure"])
+
+
 def test_overlap_with_a_reference_list(rater_fit):
     ov = rater_fit.overlap(["first", "honest00", "ghost"])
     assert ov["both"] == ["first"]

@@ -45,8 +45,9 @@ def test_rater_results_to_frame():
     res = RaterModel(df, per="rater", ties="drop", seed=2).fit(**QUICK)
     t = res.to_frame()
     assert list(t.columns) == ["rater", *TIDY]
-    assert len(t) == 7 * len(res.raters)
+    assert len(t) == 12 * len(res.raters)  # alpha0, 6 counts and flags, infit/outfit (+ t), misfit
     r = res.raters.iloc[2]
+    assert _one(t, rater=r["rater"], measure="infit")["value"] == r["infit"]
     row = _one(t, rater=r["rater"], measure="alpha0")
     assert row["value"] == r["alpha0_mean"] and row["ci_high"] == r["alpha0_hdi_high"]
     assert _one(t, rater=r["rater"], measure="flagged")["value"] == float(r["flagged"])

@@ -153,9 +153,44 @@ def fit(
             "(ArviZ InferenceData, NetCDF) in the run folder.",
         ),
     ] = False,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="nuts: Bayesian, sampled (default); ml: maximum likelihood by Newton-Raphson "
+            "with standard errors, in seconds (sum-to-zero abilities per group).",
+        ),
+    ] = "nuts",
+    ridge: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1e6,
+            help="--method ml: penalty ridge/2 * sum of squares (MAP under N(0, 1/ridge)); 0 = "
+            "plain ML; 1 = the posterior mode of the Bayesian model; choix's alpha = ridge/2.",
+        ),
+    ] = 0.0,
+    order_effect: Annotated[
+        bool,
+        typer.Option(
+            "--order-effect/--no-order-effect",
+            help="--method ml: estimate the order effect alpha0 (on), or fix it at 0 (as choix).",
+        ),
+    ] = True,
+    split_half_repeats: Annotated[
+        int,
+        typer.Option(
+            "--split-half-repeats",
+            min=1,
+            max=10_000,
+            help="Random splits of the raters into halves for the split-half reliability.",
+        ),
+    ] = 20,
     json_out: JsonOption = False,
 ) -> None:
-    """Bayesian Bradley-Terry with order effect per (item, attribute), all sampled together."""
+    """Bradley-Terry with order effect per (item, attribute): Bayesian (NUTS, all groups sampled
+    together) or maximum likelihood (--method ml); with reliability (SSR, split-half across
+    raters) and infit/outfit per rater and per agent."""
     from ..executor import open_executor
     from ..pairwise.pipeline import fit_run
 
@@ -176,14 +211,35 @@ def fit(
             groups_per_task=groups_per_task,
             executor=executor,
             save_draws=save_draws,
+            method=method,
+            ridge=ridge,
+            order_effect=order_effect,
+            split_half_repeats=split_half_repeats,
         )
-    say(
-        f"{res['n_groups']} item x attribute models from {res['n_comparisons']} comparisons in "
-        f"{res['sampling_seconds']:.1f} s; max R-hat {res['max_rhat']:.4f}, min ESS bulk "
-        f"{res['min_ess_bulk']:.0f}, tail {res['min_ess_tail']:.0f}"
-        + (f"; draws in {path / res['posterior']}" if res.get("posterior") else "")
-    )
+    rel = _reliability_line(res)
+    if res["method"] == "ml":
+        say(
+            f"{res['n_groups']} item x attribute models from {res['n_comparisons']} comparisons "
+            f"by {res['method'].upper()} in {res['fit_seconds']:.2f} s; {rel}"
+        )
+    else:
+        say(
+            f"{res['n_groups']} item x attribute models from {res['n_comparisons']} comparisons "
+            f"in {res['sampling_seconds']:.1f} s; max R-hat {res['max_rhat']:.4f}, min ESS bulk "
+            f"{res['min_ess_bulk']:.0f}, tail {res['min_ess_tail']:.0f}; {rel}"
+            + (f"; draws in {path / res['posterior']}" if res.get("posterior") else "")
+        )
     done(path, json=json_out)
+
+
+def _reliability_line(res: dict) -> str:
+    def fmt(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.3f}"
+
+    return (
+        f"median SSR {fmt(res['ssr_median'])}, split-half {fmt(res['split_half_median'])}; "
+        f"{res['n_raters_misfit']} of {res['n_raters']} raters misfitting (infit t > 2)"
+    )
 
 
 @app.command()
@@ -231,7 +287,10 @@ def raters(
         seed=seed,
         warn=warn,
     )
-    msg = f"{res['n_flagged']} of {res['n_raters']} raters flagged"
+    msg = (
+        f"{res['n_flagged']} of {res['n_raters']} raters flagged for an order effect; "
+        f"{res['n_misfit']} misfitting (infit t > 2)"
+    )
     if "overlap" in res:
         ov = res["overlap"]
         msg += f"; {ov['n_both']} of the {ov['n_reference']} reference raters among them"
@@ -313,6 +372,101 @@ def hierarchical(
             f"{r['attribute']}: {r['agent_a']} - {r['agent_b']} = {r['diff_mean']:+.3f} "
             f"[{r['diff_hdi_low']:+.3f}, {r['diff_hdi_high']:+.3f}]"
         )
+    done(path, json=json_out)
+
+
+@app.command()
+def simulate(
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+    pairing: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pairing",
+            help="random, adaptive (two panels of judges, each pairing from its own estimates) "
+            "or adaptive-shared (one adaptive stream, as adaptive CJ services run it); repeat to "
+            "compare (default: random and adaptive).",
+        ),
+    ] = None,
+    objects: Annotated[int, typer.Option(min=3, max=100_000, help="Objects (scripts).")] = 30,
+    judges: Annotated[int, typer.Option(min=2, max=100_000, help="Judges.")] = 20,
+    judgements: Annotated[
+        int, typer.Option(min=1, max=10_000_000, help="Judgements in all (the last budget).")
+    ] = 1200,
+    budgets: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated budgets of judgements to report (rounded up to whole rounds "
+            "of objects/2 judgements; default: 8 steps up to --judgements)."
+        ),
+    ] = None,
+    spread: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=20.0, help="S.d. of the true qualities in logits (0: coin flips)."
+        ),
+    ] = 1.5,
+    misfitting: Annotated[
+        int, typer.Option(min=0, max=100_000, help="Judges answering at random.")
+    ] = 0,
+    replications: Annotated[
+        int, typer.Option(min=1, max=100_000, help="Simulated studies per policy.")
+    ] = 20,
+    random_rounds: Annotated[
+        int,
+        typer.Option(
+            min=0, max=10_000, help="Adaptive: random rounds before pairing from estimates."
+        ),
+    ] = 2,
+    ridge: Annotated[
+        float,
+        typer.Option(min=1e-9, max=1e6, help="Penalty of the ML fits (MAP under N(0, 1/ridge))."),
+    ] = 0.1,
+    split_half_repeats: Annotated[int, typer.Option("--split-half-repeats", min=1, max=10_000)] = 5,
+    target: Annotated[
+        float, typer.Option(min=0.01, max=0.99, help="True reliability to reach.")
+    ] = 0.8,
+    seed: SeedOption = 1,
+    cluster: ClusterOption = None,
+    scheduler: SchedulerOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Simulate comparative-judgement studies: true reliability, SSR and split-half per budget
+    and pairing policy, and the judgements each policy needs to reach a true reliability."""
+    from ..executor import open_executor
+    from ..io import InputError
+    from ..pairwise.pipeline import simulate_run
+    from ..pairwise.simulation import SimulationConfig
+
+    try:
+        budget_list = tuple(int(b) for b in budgets.split(",") if b.strip()) if budgets else ()
+    except ValueError:
+        raise InputError(
+            f"--budgets: expected comma-separated whole numbers; got {budgets!r}"
+        ) from None
+    cfg = SimulationConfig(
+        n_objects=objects,
+        n_judges=judges,
+        judgements=judgements,
+        spread=spread,
+        n_misfitting=misfitting,
+        pairings=tuple(pairing) if pairing else ("random", "adaptive"),
+        budgets=budget_list,
+        replications=replications,
+        random_rounds=random_rounds,
+        ridge=ridge,
+        split_half_repeats=split_half_repeats,
+        target=target,
+        seed=seed,
+    )
+    path = out_dir(out, "pairwise simulate", overwrite)
+    with open_executor(cluster, scheduler) as executor:
+        res = simulate_run(path, cfg, executor=executor)
+    for p, v in res["judgements_to_target"].items():
+        say(f"{p}: " + ("does not reach" if v is None else f"{v:.0f} judgements to") +
+            f" a true reliability of {target}")  # fmt: skip
+    if res["adaptive_saving"] is not None:
+        say(f"adaptive pairing saves {100 * res['adaptive_saving']:.1f}% of the judgements")
     done(path, json=json_out)
 
 

@@ -14,6 +14,9 @@ Python API (mirrors ``edueval pairwise ...``)::
     summarize(res.abilities).tukey                          # ANOVA / Tukey HSD / Table 3
     HierarchicalBradleyTerry(df, seed=1).fit().differences  # agent differences with HDIs
     RaterModel(all_comparisons, ties="drop").fit().flagged  # raters with an order bias
+    ml = BradleyTerry(df, ties="drop").fit_ml()             # ML in seconds, SEs (sum-to-zero)
+    ml.groups[["ssr", "split_half"]]; ml.raters             # reliability; infit/outfit per rater
+    simulate(SimulationConfig(spread=0.0)).budgets          # what SSR says on coin flips
 
 Each ``fit`` returns a results object (statsmodels style) with DataFrames and ``summary()``.
 """
@@ -30,7 +33,10 @@ from .comparisons import (
     validate_comparisons,
 )
 from .hierarchical import HierarchicalBradleyTerry, HierarchicalResults
+from .ml_fit import MLResults
 from .raters import RaterModel, RaterResults
+from .reliability import split_half, ssr, ssr_table
+from .simulation import SimulationConfig, SimulationResults, simulate
 from .summary import SummaryResults, read_abilities, read_scores, summarize
 from .teacher_test import PAPER, bundled_folder, import_teacher_test
 
@@ -43,8 +49,11 @@ __all__ = [
     "BradleyTerryResults",
     "HierarchicalBradleyTerry",
     "HierarchicalResults",
+    "MLResults",
     "RaterModel",
     "RaterResults",
+    "SimulationConfig",
+    "SimulationResults",
     "SummaryResults",
     "bundled_folder",
     "exclude_raters",
@@ -54,6 +63,10 @@ __all__ = [
     "read_rater_ids",
     "read_scores",
     "resolve_ties",
+    "simulate",
+    "split_half",
+    "ssr",
+    "ssr_table",
     "summarize",
     "validate_comparisons",
 ]

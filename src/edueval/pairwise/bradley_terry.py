@@ -55,6 +55,7 @@ from ._sampler import (
     run_nuts,
 )
 from .comparisons import resolve_ties, validate_comparisons
+from .design import Design, build_design, tidy_rows
 
 __all__ = [
     "ESS_MIN",
@@ -108,150 +109,6 @@ def nuts_seed(seed: int | None) -> int:
 
     s = DEFAULT_SEED if seed is None else int(seed)
     return int(np.random.SeedSequence([s, 7]).generate_state(1)[0])
-
-
-@dataclass
-class Design:
-    """Comparisons reduced to per-group sufficient statistics over the observed ordered pairs.
-
-    Row ``p`` of the ``pair_*`` arrays is one ordered pair of agents compared in one group (first
-    shown ``pair_first[p]``, second shown ``pair_second[p]``) with its summed weights; rows are
-    sorted by group, then first, then second.  Memory is O(observed pairs + groups x agents);
-    :attr:`w1` and :attr:`w2` give the dense ``(G, K, K)`` arrays on demand (small designs)."""
-
-    groups: tuple[str, ...]
-    keys: pd.DataFrame  # one row per group: the group columns
-    agents: np.ndarray  # (K,) agent names
-    pair_group: np.ndarray  # (P,) group of each observed ordered pair
-    pair_first: np.ndarray  # (P,) agent shown first
-    pair_second: np.ndarray  # (P,) agent shown second
-    pair_w1: np.ndarray  # (P,) weight of wins of the first-shown agent
-    pair_w2: np.ndarray  # (P,) weight of wins of the second-shown agent
-    present: np.ndarray  # (G, K) agent appears in the group
-    n_comparisons: np.ndarray  # (G,)
-    n_ties: np.ndarray  # (G,) ties in the input (before resolution)
-    n_agent: np.ndarray  # (G, K) comparisons involving each agent
-
-    @property
-    def n_groups(self) -> int:
-        return len(self.keys)
-
-    @property
-    def n_pairs(self) -> int:
-        """Observed ordered pairs, all groups together."""
-        return len(self.pair_group)
-
-    def _dense(self, weights: np.ndarray) -> np.ndarray:
-        k = len(self.agents)
-        out = np.zeros((self.n_groups, k, k))
-        out[self.pair_group, self.pair_first, self.pair_second] = weights
-        return out
-
-    @property
-    def w1(self) -> np.ndarray:
-        """``(G, K, K)``: weight of wins of the first-shown agent i over the second-shown j (dense,
-        built on demand: O(G K^2) memory, for small designs only)."""
-        return self._dense(self.pair_w1)
-
-    @property
-    def w2(self) -> np.ndarray:
-        """``(G, K, K)``: weight of wins of the second-shown agent j over i (dense, on demand)."""
-        return self._dense(self.pair_w2)
-
-    @property
-    def wins(self) -> np.ndarray:
-        """``(G, K)``: weighted wins of each agent in each group."""
-        out = np.zeros((self.n_groups, len(self.agents)))
-        np.add.at(out, (self.pair_group, self.pair_first), self.pair_w1)
-        np.add.at(out, (self.pair_group, self.pair_second), self.pair_w2)
-        return out
-
-    def reorder(self, agent_order: Sequence[str]) -> Design:
-        """The same design with agents in ``agent_order`` first (others keep their order)."""
-        names = list(self.agents)
-        first = [a for a in agent_order if a in names]
-        perm = np.array([names.index(a) for a in first + [a for a in names if a not in first]])
-        new_index = np.empty_like(perm)
-        new_index[perm] = np.arange(len(perm))
-        fi, se = new_index[self.pair_first], new_index[self.pair_second]
-        order = np.lexsort((se, fi, self.pair_group))
-        return replace(
-            self,
-            agents=self.agents[perm],
-            pair_group=self.pair_group[order],
-            pair_first=fi[order],
-            pair_second=se[order],
-            pair_w1=self.pair_w1[order],
-            pair_w2=self.pair_w2[order],
-            present=self.present[:, perm],
-            n_agent=self.n_agent[:, perm],
-        )
-
-
-def _observed_pairs(
-    g: np.ndarray, i: np.ndarray, j: np.ndarray, w1: np.ndarray, w2: np.ndarray, k: int
-):
-    """Comparisons summed per distinct ``(group, first, second)``, sorted: the ``pair_*`` arrays."""
-    cell = (g.astype(np.int64) * k + i) * k + j
-    cells, inverse = np.unique(cell, return_inverse=True)
-    sums = np.zeros((2, len(cells)))
-    np.add.at(sums[0], inverse, w1)
-    np.add.at(sums[1], inverse, w2)
-    return cells // (k * k), (cells // k) % k, cells % k, sums[0], sums[1]
-
-
-def build_design(
-    df: pd.DataFrame,
-    groups: Sequence[str],
-    *,
-    agents: Sequence[str] | None = None,
-    n_ties: pd.Series | None = None,
-) -> Design:
-    """Sufficient statistics of tie-resolved comparisons (columns ``w_first``/``w_second``).
-
-    ``n_ties`` (indexed by the group columns) gives the ties of each group in the input when they
-    were dropped before this point; otherwise the ``tie`` column of ``df`` is counted."""
-    groups = tuple(groups)
-    if agents is None:
-        agents = sorted(set(df["first"]).union(df["second"]))
-    agent_names = np.asarray(list(agents), dtype=object)
-    a_index = {a: k for k, a in enumerate(agent_names)}
-    keys_df = df[list(groups)].drop_duplicates().sort_values(list(groups)).reset_index(drop=True)
-    g_index = pd.MultiIndex.from_frame(keys_df)
-    g = g_index.get_indexer(pd.MultiIndex.from_frame(df[list(groups)]))
-    i = df["first"].map(a_index).to_numpy()
-    j = df["second"].map(a_index).to_numpy()
-    G, K = len(keys_df), len(agent_names)
-    pg, pi, pj, pw1, pw2 = _observed_pairs(
-        g, i, j, df["w_first"].to_numpy(dtype=float), df["w_second"].to_numpy(dtype=float), K
-    )
-    n_agent = np.zeros((G, K), dtype=np.int64)
-    np.add.at(n_agent, (g, i), 1)
-    np.add.at(n_agent, (g, j), 1)
-    n_comp = np.bincount(g, minlength=G)
-    if n_ties is not None:
-        tie_counts = (
-            n_ties.reindex(g_index if len(groups) > 1 else g_index.get_level_values(0))
-            .fillna(0)
-            .to_numpy(dtype=np.int64)
-        )
-    else:
-        ties = df["tie"].to_numpy(dtype=bool) if "tie" in df.columns else np.zeros(len(df), bool)
-        tie_counts = np.bincount(g, weights=ties.astype(float), minlength=G).astype(np.int64)
-    return Design(
-        groups=groups,
-        keys=keys_df,
-        agents=agent_names,
-        pair_group=pg,
-        pair_first=pi,
-        pair_second=pj,
-        pair_w1=pw1,
-        pair_w2=pw2,
-        present=n_agent > 0,
-        n_comparisons=n_comp,
-        n_ties=tie_counts,
-        n_agent=n_agent,
-    )
 
 
 def pair_indices(design: Design) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -398,22 +255,6 @@ def group_labels(keys: pd.DataFrame) -> list[str]:
     return ["/".join(map(str, row)) for row in keys.itertuples(index=False)]
 
 
-def tidy_rows(
-    table: pd.DataFrame, ids: Sequence[str], measures: dict[str, tuple[str, str | None, str | None]]
-) -> pd.DataFrame:
-    """Tidy rows ``*ids, measure, value, ci_low, ci_high`` of ``table``: for each measure, the
-    columns of its value and of its interval's ends (``None``: no interval, NaN)."""
-    parts = []
-    for name, (value, low, high) in measures.items():
-        part = table[list(ids)].copy()
-        part["measure"] = name
-        part["value"] = table[value].to_numpy(dtype=float)
-        part["ci_low"] = table[low].to_numpy(dtype=float) if low else np.nan
-        part["ci_high"] = table[high].to_numpy(dtype=float) if high else np.nan
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
-
-
 def _ranks_and_probs(flat: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per draw: rank among the group's agents (1 = highest alpha) and softmax probability."""
     masked = np.where(present[None], flat, -np.inf)
@@ -445,6 +286,14 @@ def summarize_draws(
     ab["wins"] = wins[gi, ki]
     ab["alpha_mean"] = flat.mean(axis=0)[gi, ki]
     ab["alpha_sd"] = flat.std(axis=0, ddof=1)[gi, ki]
+    # s.d. of the ability relative to the group's mean ability (sum-to-zero identification, as the
+    # ML standard errors): the common shift, which no comparison informs, is left out
+    k_present = np.maximum(design.present.sum(axis=1), 1)
+    centre = (
+        np.where(design.present[None], flat, 0.0).sum(axis=-1, keepdims=True)
+        / k_present[None, :, None]
+    )
+    ab["alpha_se"] = (flat - centre).std(axis=0, ddof=1)[gi, ki]
     ab["alpha_hdi_low"] = a_lo[gi, ki]
     ab["alpha_hdi_high"] = a_hi[gi, ki]
     ab["rank_mean"] = ranks.mean(axis=0)[gi, ki]
@@ -502,6 +351,9 @@ class BradleyTerryResults:
     params: dict[str, Any] = field(default_factory=dict)
     alpha: np.ndarray | None = field(default=None, repr=False)  # (chain, draw, G, K)
     alpha0: np.ndarray | None = field(default=None, repr=False)
+    #: per rater: infit/outfit at the posterior means (:mod:`.misfit`), worst infit first
+    raters: pd.DataFrame | None = None
+    method: str = "nuts"
 
     @property
     def max_rhat(self) -> float:
@@ -662,6 +514,18 @@ class BradleyTerryResults:
             f"{d['mean_leapfrog_steps']:.1f}",
             f"order effect alpha0: mean over groups {self.groups['alpha0_mean'].mean():+.3f}; "
             f"95% HDI excludes 0 in {int(((self.groups['alpha0_hdi_low'] > 0) | (self.groups['alpha0_hdi_high'] < 0)).sum())} group(s)",
+        ]
+        if "ssr" in self.groups.columns:
+            lines.append(
+                f"SSR median {self.groups['ssr'].median():.3f}   split-half (raters) median "
+                f"{self.groups['split_half'].median():.3f}"
+            )
+        if self.raters is not None:
+            lines.append(
+                f"raters: {len(self.raters)}, misfitting (infit t > 2): "
+                f"{int(self.raters['misfit'].sum())}"
+            )
+        lines += [
             "-" * 72,
             self.agent_table().to_string(index=False, float_format=lambda v: f"{v:.3f}"),
         ]
@@ -746,6 +610,7 @@ class BradleyTerry:
         keep_draws: bool = True,
         groups_per_task: int = 0,
         executor=None,
+        split_half_repeats: int = 20,
     ) -> BradleyTerryResults:
         """Sample every group's posterior with NUTS and summarise: all groups in one run, or
         with ``groups_per_task`` > 0 in blocks of that many groups, each block a task on
@@ -763,6 +628,21 @@ class BradleyTerry:
             progress=progress,
         )
         ab, gr = summarize_draws(self.design, alpha, alpha0)
+        from .quality import assess
+
+        # fit statistics at the posterior means; split halves fitted at the posterior mode of
+        # the same model (ridge 1 = the N(0, 1) priors)
+        ab, gr, raters = assess(
+            self.data,
+            self.design,
+            alpha.mean(axis=(0, 1)),
+            alpha0.mean(axis=(0, 1)),
+            ab,
+            gr,
+            seed=self.seed,
+            repeats=split_half_repeats,
+            ridge=1.0,
+        )
         return BradleyTerryResults(
             abilities=ab,
             groups=gr,
@@ -780,7 +660,23 @@ class BradleyTerry:
                 "draws": draws,
                 "target_accept": target_accept,
                 "groups_per_task": groups_per_task,
+                "split_half_repeats": split_half_repeats,
             },
             alpha=alpha if keep_draws else None,
             alpha0=alpha0 if keep_draws else None,
+            raters=raters,
+        )
+
+    def fit_ml(
+        self, *, ridge: float = 0.0, order_effect: bool = True, split_half_repeats: int = 20
+    ):
+        """Maximum-likelihood (``ridge`` > 0: MAP) fit of every group in seconds, with standard
+        errors, fit statistics and reliabilities: :class:`edueval.pairwise.ml_fit.MLResults`."""
+        from .ml_fit import fit_ml
+
+        return fit_ml(
+            self,
+            ridge=ridge,
+            order_effect=order_effect,
+            split_half_repeats=split_half_repeats,
         )

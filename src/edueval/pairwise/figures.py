@@ -115,3 +115,28 @@ def order_effects(groups: pd.DataFrame, *, title: str, label_col: str = "rater",
     ax.set_xlabel("alpha0 (order effect; > 0 favours the first option), 95% HDI")
     ax.set_title(title, fontsize=10)
     return fig
+
+
+def reliability_curves(budgets: pd.DataFrame, *, title: str):
+    """Per pairing policy: true reliability, SSR and split-half against judgements."""
+    pairings = list(dict.fromkeys(budgets["pairing"]))
+    fig, axes = plt.subplots(
+        1, len(pairings), figsize=(3.6 * len(pairings), 3.2), sharey=True, layout="constrained"
+    )
+    axes = np.atleast_1d(axes)
+    styles = {
+        "true_reliability": ("true (r^2 with the truth)", "#222222", "-"),
+        "ssr": ("SSR", "#a54b3b", "--"),
+        "split_half": ("split-half", "#3b6ea5", "-."),
+    }
+    for ax, p in zip(axes, pairings, strict=True):
+        t = budgets[budgets["pairing"] == p]
+        for col, (label, colour, ls) in styles.items():
+            ax.plot(t["judgements"], t[col], ls, color=colour, label=label)
+        ax.set_title(p)
+        ax.set_xlabel("judgements")
+        ax.axhline(0.8, color="#999999", lw=0.6)
+    axes[0].set_ylabel("reliability")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    return fig

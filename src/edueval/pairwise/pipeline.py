@@ -16,8 +16,9 @@ from ..report import Report
 from ..runs import RunDir
 from .bradley_terry import BradleyTerry, BradleyTerryResults
 from .comparisons import TIE_MODES, exclude_raters, read_comparisons, read_rater_ids
-from .figures import alpha_boxplots, difference_forest, order_effects
+from .figures import alpha_boxplots, difference_forest, order_effects, reliability_curves
 from .hierarchical import HierarchicalBradleyTerry, HierarchicalResults
+from .quality import RELIABILITY_COLUMNS, quality_summary, reliability_sentence
 from .raters import RaterModel
 from .summary import SummaryResults, read_abilities, read_scores, summarize
 from .teacher_test import import_teacher_test
@@ -31,10 +32,14 @@ __all__ = [
     "load_comparisons",
     "raters_run",
     "sampler_versions",
+    "simulate_run",
     "summarize_run",
 ]
 
 Warn = Callable[[str], None] | None
+
+#: the fitting methods of ``pairwise fit``
+FIT_METHODS = ("nuts", "ml")
 
 #: the posterior draws that ``--save-draws`` writes into the run folder (ArviZ NetCDF)
 POSTERIOR_FILE = "posterior.nc"
@@ -150,8 +155,27 @@ def _fit_report(res: BradleyTerryResults, title: str, subtitle: str) -> Report:
         f"Mean alpha0 over groups {g['alpha0_mean'].mean():+.3f}; the 95% HDI excludes 0 in "
         f"{len(excl)} of {len(g)} groups."
     )
+    quality_sections(rep, res.groups, res.raters, res.params.get("split_half_repeats", 20))
     rep.section("Abilities per group and agent").table(res.abilities, digits=3)
     return rep
+
+
+def quality_sections(rep: Report, groups: pd.DataFrame, raters, repeats: int) -> None:
+    """The report's reliability and rater-fit sections (both fit methods)."""
+    from .misfit import T_CUT
+
+    keys = [c for c in groups.columns if c in ("item", "attribute", "rater")]
+    sec = rep.section("Reliability").text(reliability_sentence(groups, repeats))
+    if len(groups) <= 50:
+        sec.table(groups[[*keys, *RELIABILITY_COLUMNS]], digits=3)
+    if raters is not None:
+        rep.section("Rater fit").text(
+            "Infit and outfit mean squares per rater from the model's expected probabilities "
+            "(1 = as noisy as the model expects; above 1 more erratic), with their Wilson-"
+            f"Hilferty t; a rater is flagged as misfitting when the infit t exceeds {T_CUT:g} "
+            "(Wright & Linacre 1994); infit_above_2sd marks infits above the mean + 2 s.d. of "
+            "all raters (Pollitt 2012). Worst infit first."
+        ).table(raters, digits=3)
 
 
 def _diagnostics_sentence(d: dict) -> str:
@@ -191,13 +215,27 @@ def fit_run(
     groups_per_task: int = 0,
     executor=None,
     save_draws: bool = False,
+    method: str = "nuts",
+    ridge: float = 0.0,
+    order_effect: bool = True,
+    split_half_repeats: int = 20,
 ) -> dict:
     """``pairwise fit``: per (item, attribute) Bayesian Bradley-Terry, all sampled together, or
     in blocks of ``groups_per_task`` groups as tasks on ``executor``; with ``save_draws`` the
-    posterior draws go to :data:`POSTERIOR_FILE` (ArviZ NetCDF) in the run folder."""
+    posterior draws go to :data:`POSTERIOR_FILE` (ArviZ NetCDF) in the run folder.  With
+    ``method="ml"`` the same model by maximum likelihood (``ridge`` > 0: MAP), in seconds
+    (:mod:`.ml`).  Both write SSR, split-half reliability and infit/outfit (:mod:`.quality`)."""
     check_sampler_options(chains, warmup, draws, ties)
     if min_comparisons < 1:
         raise InputError("min_comparisons= must be at least 1")
+    if method not in FIT_METHODS:
+        raise InputError(f"method= must be one of {', '.join(FIT_METHODS)}; got {method!r}")
+    if method == "ml" and save_draws:
+        raise InputError("--save-draws needs --method nuts (an ML fit has no draws)")
+    if not (0 <= ridge < float("inf")):
+        raise InputError(f"ridge= must be a finite number >= 0; got {ridge}")
+    if split_half_repeats < 1:
+        raise InputError(f"split_half_repeats= must be at least 1; got {split_half_repeats}")
     df, removed = load_comparisons(data_path, exclude_path, warn)
     model = BradleyTerry(df, ties=ties, seed=seed, min_comparisons=min_comparisons)
     if len(model.skipped) and warn:
@@ -208,10 +246,25 @@ def fit_run(
             + ", ".join(names[:5])
             + (" ..." if len(names) > 5 else "")
         )
+    if method == "ml":
+        return _ml_fit_run(
+            out,
+            data_path,
+            model,
+            removed=removed,
+            exclude_path=exclude_path,
+            seed=seed,
+            ridge=ridge,
+            order_effect=order_effect,
+            split_half_repeats=split_half_repeats,
+            warn=warn,
+        )
     run = RunDir(
         out,
         command="pairwise fit",
         params={
+            "method": "nuts",
+            "split_half_repeats": split_half_repeats,
             "ties": ties,
             "chains": chains,
             "warmup": warmup,
@@ -235,6 +288,7 @@ def fit_run(
         groups_per_task=groups_per_task,
         executor=executor,
         keep_draws=save_draws,
+        split_half_repeats=split_half_repeats,
     )
     if warn:
         for w in res.warnings():
@@ -243,19 +297,111 @@ def fit_run(
     run.table("abilities", res.abilities)
     run.table("groups", res.groups)
     run.table("agents", res.agent_table())
+    assert res.raters is not None
+    run.table("raters", res.raters)
     if len(res.skipped):
         run.table("skipped", res.skipped)
     results = {
+        "method": "nuts",
         "n_groups": len(res.groups),
         "n_comparisons": int(res.groups["n_comparisons"].sum()),
         "n_excluded_raters": len(removed),
         "n_skipped_groups": len(res.skipped),
+        **quality_summary(res.groups, res.raters, list(res.design.groups)),
         **res.diagnostics(),
         "warnings": res.warnings(),
         **({"posterior": posterior} if posterior else {}),
         "agents": res.agent_table(),
     }
     rep = _fit_report(res, "Bayesian Bradley-Terry fit", f"{data_path}, ties: {ties}, seed {seed}")
+    run.finish(results, rep.render())
+    return results
+
+
+def _ml_fit_run(
+    out: Path,
+    data_path: Path,
+    model: BradleyTerry,
+    *,
+    removed: list[str],
+    exclude_path: Path | None,
+    seed: int,
+    ridge: float,
+    order_effect: bool,
+    split_half_repeats: int,
+    warn: Warn,
+) -> dict:
+    """``pairwise fit --method ml``: the run folder of an ML (or MAP) fit."""
+    run = RunDir(
+        out,
+        command="pairwise fit",
+        params={
+            "method": "ml",
+            "ties": model.ties,
+            "ridge": ridge,
+            "order_effect": order_effect,
+            "identification": "sum-to-zero abilities per group",
+            "min_comparisons": model.min_comparisons,
+            "split_half_repeats": split_half_repeats,
+            "excluded_raters": removed,
+        },
+        seed=seed,
+        inputs=_inputs(data=data_path, exclude_raters=exclude_path),
+    )
+    (run.path / POSTERIOR_FILE).unlink(missing_ok=True)
+    res = model.fit_ml(
+        ridge=ridge, order_effect=order_effect, split_half_repeats=split_half_repeats
+    )
+    if warn:
+        for w in res.warnings():
+            warn(w)
+    run.table("abilities", res.abilities)
+    run.table("groups", res.groups)
+    run.table("agents", res.agent_table())
+    run.table("raters", res.raters)
+    if len(res.skipped):
+        run.table("skipped", res.skipped)
+    results = {
+        "method": "ml",
+        "n_groups": len(res.groups),
+        "n_comparisons": int(res.groups["n_comparisons"].sum()),
+        "n_excluded_raters": len(removed),
+        "n_skipped_groups": len(res.skipped),
+        **quality_summary(res.groups, res.raters, list(res.design.groups)),
+        **res.diagnostics(),
+        "warnings": res.warnings(),
+        "agents": res.agent_table(),
+    }
+    d = res.diagnostics()
+    rep = Report(
+        "Bradley-Terry fit (maximum likelihood)",
+        f"{data_path}, ties: {model.ties}, ridge {ridge}, seed {seed}",
+    )
+    sec = rep.section("Model")
+    sec.text(
+        "Per group ("
+        + " x ".join(res.design.groups)
+        + "): P(first preferred) = logistic("
+        + ("alpha0 + " if order_effect else "")
+        + "alpha_first - alpha_second), fitted by Newton-Raphson "
+        + (
+            "(plain maximum likelihood)"
+            if ridge == 0
+            else f"with the penalty ridge/2 * sum of squares, ridge = {ridge} (MAP under "
+            f"N(0, {1 / ridge:g}) priors)"
+        )
+        + "; abilities identified by summing to zero in each group; standard errors from the "
+        "observed information (projected onto sum-zero abilities), Wald 95% intervals. "
+        f"{len(res.groups)} group(s) in {d['fit_seconds']:.2f} s; {d['n_not_converged']} not "
+        f"converged; {d['n_ml_missing']} without a finite ML estimate.",
+    )
+    for w in res.warnings():
+        sec.text("Warning: " + w)
+    if len(res.skipped):
+        sec.table(res.skipped, "Groups not fitted (fewer comparisons than --min-comparisons)")
+    rep.section("Per agent").table(res.agent_table(), digits=2)
+    quality_sections(rep, res.groups, res.raters, split_half_repeats)
+    rep.section("Abilities per group and agent").table(res.abilities, digits=3)
     run.finish(results, rep.render())
     return results
 
@@ -311,6 +457,8 @@ def raters_run(
         "n_raters": len(res.raters),
         "n_flagged": len(res.flagged),
         "flagged": res.flagged,
+        "n_misfit": len(res.misfitting),
+        "misfit": res.misfitting,
         **res.fit.diagnostics(),
     }
     rep = Report("Rater order effects", f"{data_path}, per {per}, ties: {ties}, seed {seed}")
@@ -335,6 +483,30 @@ def raters_run(
             f"{', '.join(ov['reference_only']) or 'none'}; flagged here only: "
             f"{', '.join(ov['flagged_only']) or 'none'}."
         )
+    rep.section("Rater fit (infit / outfit)").text(
+        "Infit and outfit mean squares per rater from the expected probabilities of the "
+        "per-(item, attribute) model over all raters at its posterior mode (N(0, 1) priors; "
+        "penalised ML), with their Wilson-Hilferty t. 1 = as noisy as the model expects; a rater "
+        "answering at random is well above 1. Misfitting: infit t > 2 (Wright & Linacre 1994); "
+        "infit_above_2sd: above the raters' mean + 2 s.d. (Pollitt 2012). "
+        f"{len(res.misfitting)} of {len(res.raters)} raters misfitting"
+        + (f": {', '.join(res.misfitting[:10])}" if res.misfitting else "")
+        + "."
+    ).table(
+        res.raters.sort_values("infit", ascending=False)[
+            [
+                "rater",
+                "n_comparisons",
+                "infit",
+                "infit_t",
+                "outfit",
+                "outfit_t",
+                "misfit",
+                "infit_above_2sd",
+            ]
+        ],
+        digits=3,
+    )
     rep.section("Most extreme order effects").figure(
         order_effects(res.groups, title="alpha0 per rater model (flagged in red)")
     ).table(res.raters.sort_values("alpha0_mean", key=abs, ascending=False), digits=3)
@@ -466,5 +638,73 @@ def hierarchical_run(
     rep = Report("Hierarchical Bradley-Terry", f"{data_path}, ties: {ties}, seed {seed}")
     hierarchical_report_section(rep, res, "Agent differences")
     results = {"differences": res.differences, "sigma": res.sigma, **res.diagnostics()}
+    run.finish(results, rep.render())
+    return results
+
+
+def simulate_run(out: Path, cfg, *, executor=None) -> dict:
+    """``pairwise simulate``: simulated studies per pairing policy, reliabilities per budget."""
+    from .simulation import simulate
+
+    try:
+        cfg.check()
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    run = RunDir(
+        out,
+        command="pairwise simulate",
+        params={
+            **{k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.__dict__.items()},
+            "budgets": cfg.checkpoints(),
+            **({"executor": executor.describe()} if executor is not None else {}),
+        },
+        seed=cfg.seed,
+    )
+    res = simulate(cfg, executor=executor)
+    run.table("budgets", res.budgets)
+    run.table("replications", res.replications)
+    run.table("to_target", res.to_target)
+    results: dict[str, Any] = {
+        "target": cfg.target,
+        "judgements_to_target": {
+            r.pairing: (None if pd.isna(r.judgements_to_target) else r.judgements_to_target)
+            for r in res.to_target.itertuples()
+        },
+        "adaptive_saving": res.saving(),
+        "budgets": res.budgets,
+        "trustworthy_reliability": (
+            "SSR under random pairing; under adaptive pairing the split-half reliability between "
+            "the two panels of judges, which chose their pairs independently (SSR is inflated)"
+        ),
+    }
+    rep = Report(
+        "Simulated comparative judgement: reliability by pairing policy",
+        f"{cfg.n_objects} objects, {cfg.n_judges} judges ({cfg.n_misfitting} at random), "
+        f"spread {cfg.spread}, {cfg.replications} replications, seed {cfg.seed}",
+    )
+    from .simulation import __doc__ as how
+
+    rep.section("Design").text(*[p.strip() for p in (how or "").split("\n\n") if p.strip()][:4])
+    sec = rep.section("Reliability per budget of judgements")
+    sec.text(
+        "Means over replications. 'trustworthy' is the figure edueval presents: SSR under random "
+        "pairing; under adaptive pairing the split-half reliability between two panels of judges "
+        "that chose their pairs from their own estimates. SSR under adaptive pairing is shown "
+        "beside it and is inflated (Bramley 2015; Bramley & Vitello 2019)."
+    ).table(res.budgets, digits=3).figure(
+        reliability_curves(res.budgets, title="mean over replications")
+    )
+    lines = []
+    for r in res.to_target.itertuples():
+        v = r.judgements_to_target
+        lines.append(
+            f"{r.pairing}: "
+            + ("does not reach" if pd.isna(v) else f"{v:.0f} judgements to reach")
+            + f" a true reliability of {cfg.target}"
+        )
+    saving = res.saving()
+    if saving is not None:
+        lines.append(f"adaptive pairing saves {100 * saving:.1f}% of the judgements")
+    rep.section("Judgements to the target").bullets(lines)
     run.finish(results, rep.render())
     return results

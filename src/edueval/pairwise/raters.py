@@ -17,6 +17,12 @@ rater would not be identified).  A rater is flagged when the HDI of ``alpha0`` e
 least one of their groups; with ``per="attribute"`` the number of flagged attributes is reported
 too (the authors' ``outliers.yaml`` maps each excluded rater to such a count).  All raters are
 sampled together, as in :mod:`.bradley_terry`.
+
+Beside the order effect, every rater gets the comparative-judgement fit statistics -- infit and
+outfit mean squares with their t (:mod:`.misfit`) -- from the expected probabilities of the
+per-(item, attribute) model over all raters, at its posterior mode (the same N(0, 1) priors as
+``pairwise fit``, fitted by penalised ML in well under a second: :mod:`.ml` with ``ridge = 1``).
+A rater answering at random has a high infit; ``misfit`` flags an infit t above 2.
 """
 
 from __future__ import annotations
@@ -56,6 +62,12 @@ class RaterResults:
     def flagged(self) -> list[str]:
         return self.raters.loc[self.raters["flagged"], "rater"].tolist()
 
+    @property
+    def misfitting(self) -> list[str]:
+        """Raters whose infit t exceeds 2 (:mod:`.misfit`), worst infit first."""
+        t = self.raters[self.raters["misfit"].fillna(False).astype(bool)]
+        return t.sort_values("infit", ascending=False)["rater"].tolist()
+
     def overlap(self, reference: Iterable[str]) -> dict[str, Any]:
         """Compare the flagged raters with a reference list (e.g. the authors' outliers.yaml)."""
         ref = list(dict.fromkeys(str(r) for r in reference))
@@ -84,9 +96,23 @@ class RaterResults:
     def to_frame(self) -> pd.DataFrame:
         """Tidy rows ``rater, measure, value, ci_low, ci_high``: per rater ``alpha0`` (its most
         extreme group, with the 95% HDI), ``n_comparisons``, ``n_ties``, ``pct_first``,
-        ``n_groups``, ``n_flagged`` and ``flagged`` (1 or 0)."""
+        ``n_groups``, ``n_flagged`` and ``flagged`` (1 or 0), ``infit``, ``infit_t``, ``outfit``,
+        ``outfit_t`` and ``misfit`` (1 or 0)."""
         t = self.raters.assign(flagged=self.raters["flagged"].astype(float))
-        counts = ("n_comparisons", "n_ties", "pct_first", "n_groups", "n_flagged", "flagged")
+        t["misfit"] = t["misfit"].astype(float)
+        counts = (
+            "n_comparisons",
+            "n_ties",
+            "pct_first",
+            "n_groups",
+            "n_flagged",
+            "flagged",
+            "infit",
+            "infit_t",
+            "outfit",
+            "outfit_t",
+            "misfit",
+        )
         return tidy_rows(
             t,
             ["rater"],
@@ -119,6 +145,11 @@ class RaterResults:
             "-" * 72,
             "most extreme order effects:",
             top[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"),
+            "-" * 72,
+            f"worst infit (misfitting, infit t > 2: {len(self.misfitting)}):",
+            self.raters.sort_values("infit", ascending=False)
+            .head(5)[["rater", "n_comparisons", "infit", "infit_t", "outfit", "outfit_t", "misfit"]]
+            .to_string(index=False, float_format=lambda v: f"{v:.3f}"),
         ]
         lines += [f"warning: {w}" for w in self.fit.warnings()]
         return "\n".join(lines)
@@ -148,8 +179,19 @@ class RaterModel:
         self.per = per
         self.groups = ("rater", "attribute") if per == "attribute" else ("rater",)
         self.model = BradleyTerry(comparisons, groups=self.groups, ties=ties, seed=seed)
+        self.scale_groups = tuple(g for g in ("item", "attribute") if g in comparisons.columns)
+        self.scale = BradleyTerry(comparisons, groups=self.scale_groups, ties=ties, seed=seed)
         self.ties = ties
         self.seed = seed
+
+    def rater_fit(self) -> pd.DataFrame:
+        """Infit/outfit per rater under the per-(item, attribute) model at its posterior mode."""
+        from .misfit import expected_first, rater_fit
+        from .ml import fit_ml_design
+
+        est = fit_ml_design(self.scale.design, ridge=1.0)
+        p = expected_first(self.scale.data, self.scale.design, est.alpha, est.alpha0)
+        return rater_fit(self.scale.data, p).drop(columns=["n_judgements"])
 
     def fit(
         self, *, chains: int = 4, warmup: int = 1000, draws: int = 1000, progress: bool = False
@@ -179,6 +221,7 @@ class RaterModel:
             .reset_index()
         )
         raters["flagged"] = raters["n_flagged"] > 0
+        raters = raters.merge(self.rater_fit(), on="rater", how="left")
         raters = raters[
             [
                 "rater",
@@ -193,6 +236,13 @@ class RaterModel:
                 "n_groups",
                 "n_flagged",
                 "flagged",
+                "infit",
+                "infit_t",
+                "outfit",
+                "outfit_t",
+                "misfit",
+                "overfit",
+                "infit_above_2sd",
             ]
         ].sort_values("rater", ignore_index=True)
         return RaterResults(
