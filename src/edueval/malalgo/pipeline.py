@@ -259,6 +259,14 @@ def _audit_report(res, path: Path) -> Report:
         rep.section("By family (share of questions where the cue picks the key)").table(
             res.by_family.round(3)
         )
+    if res.learned is not None:
+        rep.section(
+            "Learned and similarity readers by family (Wilson 95% intervals; chance 0.25)"
+        ).table(res.learned.round(3))
+    if res.value_rank is not None:
+        rep.section(
+            "The key's value rank by family (chi-square of uniformity, Holm over families)"
+        ).table(res.value_rank.round(4))
     head = pd.DataFrame(
         [
             {
@@ -300,6 +308,10 @@ def audit_run(out: Path, questions_path: Path, *, folds: int = 5, seed: int = 0)
     run.table("models", res.models)
     if res.by_family is not None:
         run.table("by_family", res.by_family)
+    if res.learned is not None:
+        run.table("learned_by_family", res.learned)
+    if res.value_rank is not None:
+        run.table("value_rank_by_family", res.value_rank)
     results = res.as_dict()
     run.finish(results, _audit_report(res, questions_path).render())
     return results
