@@ -146,7 +146,7 @@ def oof_key_probabilities(
     n, m, p = x.shape
     rows = x.reshape(n * m, p)
     cat = family is not None and kind == "trees"
-    if cat:
+    if family is not None and cat:
         rows = np.concatenate([rows, np.repeat(family, m)[:, None].astype(float)], axis=1)
     y = (np.arange(m)[None, :] == key[:, None]).ravel().astype(int)
     fold = question_folds(n, folds, seed)

@@ -23,6 +23,7 @@ only differences between the four options can point at one of them.
 from __future__ import annotations
 
 import re
+import warnings
 from difflib import SequenceMatcher
 from fractions import Fraction
 from itertools import combinations
@@ -129,7 +130,8 @@ def within_rank(x: np.ndarray) -> np.ndarray:
 
 
 def _dev(x: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings(), np.errstate(invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
         return np.nan_to_num(
             x - np.nanmean(np.where(np.isnan(x), np.nan, x), axis=1, keepdims=True)
         )
@@ -140,6 +142,12 @@ def _slog(v: np.ndarray) -> np.ndarray:
 
 
 def _value_features(value: np.ndarray) -> dict[str, np.ndarray]:
+    with warnings.catch_warnings():  # all-NaN rows (choices that are not numbers) give NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _value_features_of(value)
+
+
+def _value_features_of(value: np.ndarray) -> dict[str, np.ndarray]:
     """Value ranks and relations: distances to the others on an order-of-magnitude scale, the
     nearest other, the gap to the others' median, and simple arithmetic relations (×10, ÷10,
     ×2, ÷2, negation) with another option."""

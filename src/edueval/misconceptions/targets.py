@@ -42,7 +42,8 @@ def deal(rng: np.random.Generator, count: int) -> list[tuple[int, int]]:
 def ranks(problem: Problem, rules: list[str], trios: np.ndarray) -> np.ndarray:
     """``[k, 2]``: for each trio of distractor rules, the key's value rank (1 = smallest) and
     its rationale's centrality rank (1 = most central) among the four options."""
-    vals = np.array([float(_value(problem, None))] + [float(_value(problem, r)) for r in rules])
+    answers = [_value(problem, None)] + [_value(problem, r) for r in rules]
+    vals: np.ndarray = np.array([float(a) for a in answers if a is not None], dtype=float)
     grams = [_trigrams(rationale(problem))] + [_trigrams(rationale(problem, r)) for r in rules]
     m = len(grams)
     sim = np.zeros((m, m))
