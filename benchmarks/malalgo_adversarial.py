@@ -7,6 +7,12 @@ filter never trained against: a random forest on TF-IDF character 2-4-grams of e
 (each option's vector minus its question's mean), cross-validated by question.
 
     PYTHONPATH=src python benchmarks/malalgo_adversarial.py --n 1000 --seeds 101 202 303
+
+``--pool N`` instead: draw N items with target ranks (no filter) and print the most-central
+rationale rate, the key's value rank by family, and the filter's held-out accuracies round by
+round when it runs its full :data:`~edueval.misconceptions.adversarial.ROUNDS` rounds::
+
+    PYTHONPATH=src python benchmarks/malalgo_adversarial.py --pool 2000 --seeds 101
 """
 
 from __future__ import annotations
@@ -78,12 +84,36 @@ def summarise(res, items: pd.DataFrame, seed: int) -> dict:
     return out
 
 
+def pool_history(size: int, seed: int) -> None:
+    from edueval.misconceptions import adversarial, items
+    from edueval.misconceptions.key_cues import within_rank
+
+    t = time.perf_counter()
+    pool = items._generate(size, seed, None, None, targeted=True)
+    print(f"pool of {size} drawn at target ranks: {time.perf_counter() - t:.1f} s", flush=True)
+    feats, groups, key, fam = adversarial.item_arrays(pool)
+    rank = within_rank(feats["rationale similarity"])[np.arange(len(key)), key]
+    k = int((rank == 4).sum())
+    lo, hi = wilson_interval(k, len(key), 0.05)
+    print(f"most central rationale (difflib) is the key: {k / len(key):.3f} [{lo:.3f}, {hi:.3f}]")
+    print(pd.crosstab(pool["family"], adversarial.key_value_rank(pool)).to_string())
+    t = time.perf_counter()
+    res = adversarial.aflite(feats, groups, key, fam, seed=seed)
+    print(f"filter: {time.perf_counter() - t:.1f} s", flush=True)
+    print(res.history.to_string(index=False))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--seeds", type=int, nargs="+", default=[101, 202, 303])
     ap.add_argument("--modes", nargs="+", default=["plain", "adversarial"])
+    ap.add_argument("--pool", type=int, default=0)
     args = ap.parse_args()
+    if args.pool:
+        for seed in args.seeds:
+            pool_history(args.pool, seed)
+        return
     for seed in args.seeds:
         for mode in args.modes:
             t = time.perf_counter()
