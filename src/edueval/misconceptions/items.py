@@ -9,7 +9,11 @@ three distinct rules, four distinct rationales, choices written in the family's 
 form (:mod:`.values`), the key's position drawn uniformly. Which problem and which three rules
 an item gets is chosen by :mod:`.balance` among the valid sets on a few freshly drawn problems,
 so that over the generated set the key is not marked by surface features (its rank among the
-values, its rationale's length, its order of magnitude, ...; issue 18).
+values, its rationale's length, its order of magnitude, ...; issue 18). That does not hide the
+key from readers who compare the options (issue 34: the key's rationale is the one the others
+resemble); ``generate_items(..., adversarial=True)`` adds target ranks (:mod:`.targets`) and
+adversarial filtering (:mod:`.adversarial`), which lower but do not remove that cue
+(benchmarks/RESULTS.md).
 
 Columns (:data:`ITEM_COLUMNS`): ``id, question, choice_A..choice_D, answer`` (the key's letter),
 ``rationale_A..rationale_D, grade, content, dok, malrule_A..malrule_D`` (the rule behind each
