@@ -97,8 +97,14 @@ def test_cli_writes_a_run_directory_from_release_column_names(tmp_path, items):
     assert (tmp_path / "a" / "weights.csv").exists()
     cues = pd.read_csv(tmp_path / "a" / "cues.csv")
     models = pd.read_csv(tmp_path / "a" / "models.csv").set_index("cue")
-    assert len(cues) == 25 and {"share", "ci_low", "ci_high", "p_holm", "flagged"} <= set(cues)
+    assert len(cues) == 29 and {"share", "ci_low", "ci_high", "p_holm", "flagged"} <= set(cues)
     assert models.loc["words-only model", "flagged"] and "words-only model" in res["flagged"]
+    assert {"tree ensemble: choices", "tree ensemble: all"} <= set(models.index)
+    learned = pd.read_csv(tmp_path / "a" / "learned_by_family.csv")
+    assert {"reader", "family", "n", "share", "ci_low", "ci_high"} <= set(learned)
+    ranks = pd.read_csv(tmp_path / "a" / "value_rank_by_family.csv")
+    assert {"rank 1", "rank 4", "p_value", "p_holm", "uniform"} <= set(ranks)
+    assert "value_rank_uniform_in_every_family" in res
 
 
 @pytest.mark.parametrize("folds", ["1", "500"])

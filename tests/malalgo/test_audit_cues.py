@@ -40,17 +40,32 @@ def _rows(res) -> pd.DataFrame:
     return pd.concat([res.cues, res.models]).set_index("cue")
 
 
-def test_generated_items_show_no_cue(audit):
+#: what plain generated items give away (issue 34): every mal-rule perturbs the correct
+#: procedure, so the key's rationale is the one the others resemble, and learned readers find it
+SIMILARITY_LEAKS = {
+    "most central rationale (character similarity)",
+    "least central rationale (character similarity)",
+    "tree ensemble: all",
+}
+
+
+def test_generated_items_show_no_listed_surface_cue(audit):
+    """The surface cues balanced by issue 18 stay at chance on plain generated items; the
+    similarity cues and the tree ensembles of issue 34 do not (``adversarial=True`` is the
+    generator's answer to them, measured in benchmarks/RESULTS.md)."""
     rows = _rows(audit)
-    assert audit.flagged == [], rows.loc[rows["flagged"]]
-    assert not rows["flagged"].any()
-    # every share is near its chance level (the largest gap at n = 480 is a few points)
-    assert (rows["share"] - rows["chance"]).abs().max() < 0.08, rows
+    old = rows.drop(index=[c for c in rows.index if "central" in c or "tree ensemble" in c])
+    assert not old["flagged"].any(), old.loc[old["flagged"]]
+    assert (old["share"] - old["chance"]).abs().max() < 0.08, old
+    assert set(audit.flagged) >= SIMILARITY_LEAKS, audit.flagged
+    assert rows.loc["most central rationale (character similarity)", "share"] > 0.4
     assert set(audit.cues["cue"]) == {c.name for c in CUES}
     assert set(audit.models["cue"]) == {
         "combined model: choices",
         "combined model: rationales",
         "combined model: all",
+        "tree ensemble: choices",
+        "tree ensemble: all",
         "words-only model",
     }
 

@@ -50,6 +50,14 @@ def generate(
         typer.Option(min=0, max=12, help="Keep these grades, 0-12 (repeatable)."),
     ] = None,
     content: Annotated[list[str] | None, typer.Option(help="Keep these content areas.")] = None,
+    adversarial: Annotated[
+        bool,
+        typer.Option(
+            "--adversarial/--plain",
+            help="Draw the key at target value/similarity ranks and filter the items that "
+            "cross-validated models solve from per-choice features (AFLite); slower.",
+        ),
+    ] = False,
     seed: SeedOption = 1,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -60,7 +68,9 @@ def generate(
 
     check_memory(n * QUESTION_BYTES, ("--n", n))
     path = out_dir(out, "malalgo generate", overwrite)
-    res = generate_run(path, n=n, seed=seed, grades=grade, contents=content)
+    res = generate_run(
+        path, n=n, seed=seed, grades=grade, contents=content, adversarial=adversarial
+    )
     say(f"{res['n_questions']} questions from {res['malrules_used']} mal-rules")
     done(path, json=json_out)
 

@@ -59,8 +59,10 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from statsmodels.stats.multitest import multipletests
 
+from ..misconceptions.key_cues import centrality
 from ..stats import binomial_test, wilson_interval
 from .audit_features import option_table, signed_log, within_question
+from .audit_learned import learned_by_family, tree_hits, value_rank_by_family
 from .data import LETTERS
 
 __all__ = [
@@ -235,6 +237,10 @@ CUES: tuple[Cue, ...] = (
     Cue("value farthest from the other three", "choices", _closeness),
     Cue("value written in the question", "choices", lambda g: g["in_question"]),
     Cue("value not written in the question", "choices", lambda g: -g["in_question"]),
+    Cue("most central rationale (character similarity)", "rationales", lambda g: g["rat_sim"]),
+    Cue("least central rationale (character similarity)", "rationales", lambda g: -g["rat_sim"]),
+    Cue("most central value (nearest the other three)", "choices", lambda g: -g["spread"]),
+    Cue("most central choice text (character similarity)", "choices", lambda g: g["choice_sim"]),
     Cue("longest choice text", "choices", lambda g: g["choice_chars"]),
     Cue("shortest choice text", "choices", lambda g: -g["choice_chars"]),
     Cue("whole number", "choices", lambda g: _numeric(g["is_whole"], g)),
@@ -243,11 +249,18 @@ CUES: tuple[Cue, ...] = (
 )
 
 
-def _grids(options: pd.DataFrame, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def _grids(
+    options: pd.DataFrame, questions: pd.DataFrame, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
     cols = ["value", "choice_chars", "is_whole", "in_question", "position"]
     cols += ["rationale_chars", "rationale_words", "rationale_numbers", "rationale_symbols"]
     g = {c: _grid(options, c) for c in cols}
     g["value_rank"] = _strict_rank(g["value"], rng)
+    recs = questions.to_dict("records")
+    g["rat_sim"] = centrality([[str(r[f"rationale_{x}"]) for x in LETTERS] for r in recs])
+    g["choice_sim"] = centrality([[str(r[f"choice_{x}"]).strip() for x in LETTERS] for r in recs])
+    mag = signed_log(g["value"])
+    g["spread"] = np.abs(mag[:, :, None] - mag[:, None, :]).sum(axis=2) / 3  # NaN rows stay NaN
     return g
 
 
@@ -395,7 +408,8 @@ def _by_family(options: pd.DataFrame, hits: dict[str, np.ndarray]) -> pd.DataFra
         return None
     names = ["smallest value", "2nd smallest value", "3rd smallest value", "largest value",
              "longest rationale (characters)", "shortest rationale (characters)",
-             "value written in the question"]  # fmt: skip
+             "value written in the question", "most central rationale (character similarity)",
+             "most central value (nearest the other three)"]  # fmt: skip
     frame = pd.DataFrame({n: hits[n] for n in names}).assign(family=fam)
     table = frame.groupby("family").mean()
     return table.assign(n=frame.groupby("family").size()).reset_index()
@@ -429,6 +443,8 @@ class AuditResult:
     cues: pd.DataFrame
     models: pd.DataFrame
     by_family: pd.DataFrame | None = None
+    learned: pd.DataFrame | None = None
+    value_rank: pd.DataFrame | None = None
 
     @property
     def flagged(self) -> list[str]:
@@ -444,27 +460,39 @@ class AuditResult:
     def as_dict(self) -> dict:
         scalars = {k: v for k, v in self.__dict__.items() if not isinstance(v, pd.DataFrame)}
         scalars.pop("by_family", None)
-        return scalars | {
-            "ci_method": "Wilson, one observation per question",
-            "flagged": self.flagged,
-            "any_cue_flagged": bool(self.flagged),
-            "all_within_chance": self.all_within_chance,
-            "cues": self.cues.to_dict(orient="records"),
-            "models": self.models.to_dict(orient="records"),
-        }
+        extra = {}
+        if self.learned is not None:
+            extra["learned_by_family"] = self.learned.to_dict(orient="records")
+        if self.value_rank is not None:
+            extra["value_rank_by_family"] = self.value_rank.to_dict(orient="records")
+            fams = self.value_rank[self.value_rank["family"] != "all"]
+            extra["value_rank_uniform_in_every_family"] = bool(fams["uniform"].all())
+        return (
+            scalars
+            | extra
+            | {
+                "ci_method": "Wilson, one observation per question",
+                "flagged": self.flagged,
+                "any_cue_flagged": bool(self.flagged),
+                "all_within_chance": self.all_within_chance,
+                "cues": self.cues.to_dict(orient="records"),
+                "models": self.models.to_dict(orient="records"),
+            }
+        )
 
 
 def _surface_audit(
     questions: pd.DataFrame, words: pd.DataFrame, folds: int, seed: int
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
-    """Single cues, the three combined models and the words-only model's row, flagged together."""
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, pd.DataFrame, pd.DataFrame]:
+    """Single cues, the combined models, the tree ensembles and the words-only model's row,
+    flagged together; the learned readers and the key's value rank by family."""
     options = option_table(questions)
     key = options["is_key"].to_numpy().reshape(-1, len(LETTERS)).argmax(axis=1)
     qids = options["question_id"].to_numpy()[:: len(LETTERS)]
     fold_of = _fold_of_questions(np.unique(qids), folds, np.random.default_rng(seed))
     fold = np.array([fold_of[q] for q in qids])
     rng = np.random.default_rng([seed, 1])
-    g = _grids(options, rng)
+    g = _grids(options, questions, rng)
     hits = {c.name: _cue_hits(c, g, key, rng) for c in CUES}
     cue_rows = [_row(c.name, c.group, hits[c.name], c.chance) for c in CUES]
     model_rows = []
@@ -472,6 +500,9 @@ def _surface_audit(
         x, _ = within_question(options, group)
         h = _model_hits(x, key, fold, folds, rng)
         model_rows.append(_row(f"combined model: {group}", group, h, CHANCE, one_sided=True))
+    trees = tree_hits(questions, g["value"], key, folds, seed)
+    for group, h in trees.items():
+        model_rows.append(_row(f"tree ensemble: {group}", group, h, CHANCE, one_sided=True))
     model_rows.append(
         _row("words-only model", "rationales", words["correct"].to_numpy(float), CHANCE, True)
     )
@@ -479,7 +510,20 @@ def _surface_audit(
     n_cues = len(cue_rows)
     cues = both.iloc[:n_cues].reset_index(drop=True)
     models = both.iloc[n_cues:].reset_index(drop=True)
-    return cues, models, _by_family(options, hits)
+    fam = options["family"].to_numpy()[:: len(LETTERS)]
+    fam = np.where(pd.isna(fam), "(none)", fam).astype(str)
+    readers = {
+        "most central rationale (character similarity)":
+            hits["most central rationale (character similarity)"],
+        "most central value (nearest the other three)":
+            hits["most central value (nearest the other three)"],
+        **{f"tree ensemble: {k}": v for k, v in trees.items()},
+    }  # fmt: skip
+    rank = np.where(np.isnan(g["value"]).any(axis=1), np.nan,
+                    (g["value"] < g["value"][np.arange(len(key)), key][:, None]).sum(axis=1) + 1.0)  # fmt: skip
+    learned = learned_by_family(fam, readers)
+    ranks = value_rank_by_family(fam, rank)
+    return cues, models, _by_family(options, hits), learned, ranks
 
 
 def audit_key_cues(
@@ -501,7 +545,7 @@ def audit_key_cues(
     lo, hi = wilson_interval(k, n, 0.05)
     chance_high = float(stats.binom.ppf(0.975, n, CHANCE)) / n
     p_value = binomial_test(k, n, CHANCE, "greater")
-    cues, models, by_family = _surface_audit(questions, picks, folds, seed)
+    cues, models, by_family, learned, value_rank = _surface_audit(questions, picks, folds, seed)
     return AuditResult(
         n_questions=n,
         n_correct=k,
@@ -520,4 +564,6 @@ def audit_key_cues(
         cues=cues,
         models=models,
         by_family=by_family,
+        learned=learned,
+        value_rank=value_rank,
     )

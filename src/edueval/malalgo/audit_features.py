@@ -25,6 +25,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from ..misconceptions.key_cues import choice_value
+from ..misconceptions.key_cues import plain_fraction as _fraction
 from .data import LETTERS
 
 __all__ = [
@@ -39,33 +41,6 @@ __all__ = [
 #: a number as written in a question or a rationale: 12, 3.4, 2/5, -7 (no thousands commas)
 _NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?:/\d+)?")
 _SYMBOLS = re.compile(r"[+\-−×÷=/()*]")
-_PLAIN = re.compile(r"^[-]?\d+(?:\.\d+)?(?:/\d+)?$")
-
-
-def _fraction(s: str) -> Fraction | None:
-    s = s.replace("−", "-")
-    if not _PLAIN.match(s):
-        return None
-    if "/" in s:
-        num, den = s.split("/")
-        return None if Fraction(den) == 0 else Fraction(num) / Fraction(den)
-    return Fraction(s)
-
-
-def choice_value(text: str) -> Fraction | None:
-    """The number a choice writes (``$57.60`` -> 57.6, ``25%`` -> 25, ``25π/4`` -> 25/4, ``π`` ->
-    1), or ``None`` when the choice is not a number."""
-    s = str(text).strip().replace(",", "").replace(" ", "").replace("−", "-").rstrip(".")
-    s = s.replace("$", "")
-    if s.endswith("%"):
-        s = s[:-1]
-    if s.count("π") == 1:
-        before, after = s.split("π")
-        if after and not after.startswith("/"):
-            return None
-        coef = {"": "1", "-": "-1"}.get(before, before)
-        s = coef + after
-    return _fraction(s)
 
 
 def question_numbers(question: str) -> set[Fraction]:

@@ -32,8 +32,10 @@ def generate_run(
     seed: int,
     grades: list[int] | None = None,
     contents: list[str] | None = None,
+    adversarial: bool = False,
 ) -> dict:
-    """A license-clean MalAlgoQA-format question set built from the mal-rule library."""
+    """A license-clean MalAlgoQA-format question set built from the mal-rule library
+    (``adversarial``: filtered against learned key cues, issue 34)."""
     from ..misconceptions import generate_items
 
     if n < 1:
@@ -41,12 +43,14 @@ def generate_run(
     run = RunDir(
         out,
         command="malalgo generate",
-        params={"n": n, "grades": grades, "contents": contents},
+        params={"n": n, "grades": grades, "contents": contents, "adversarial": adversarial},
         seed=seed,
     )
     try:
-        items = generate_items(n, seed=seed, grades=grades, contents=contents)
-    except ValueError as exc:
+        items = generate_items(
+            n, seed=seed, grades=grades, contents=contents, adversarial=adversarial
+        )
+    except (ValueError, RuntimeError) as exc:
         raise InputError(str(exc)) from None
     run.table("questions", items)
     rep = Report("Generated MalAlgoQA-format questions", f"{n} questions, seed {seed}")
@@ -259,6 +263,14 @@ def _audit_report(res, path: Path) -> Report:
         rep.section("By family (share of questions where the cue picks the key)").table(
             res.by_family.round(3)
         )
+    if res.learned is not None:
+        rep.section(
+            "Learned and similarity readers by family (Wilson 95% intervals; chance 0.25)"
+        ).table(res.learned.round(3))
+    if res.value_rank is not None:
+        rep.section(
+            "The key's value rank by family (chi-square of uniformity, Holm over families)"
+        ).table(res.value_rank.round(4))
     head = pd.DataFrame(
         [
             {
@@ -300,6 +312,10 @@ def audit_run(out: Path, questions_path: Path, *, folds: int = 5, seed: int = 0)
     run.table("models", res.models)
     if res.by_family is not None:
         run.table("by_family", res.by_family)
+    if res.learned is not None:
+        run.table("learned_by_family", res.learned)
+    if res.value_rank is not None:
+        run.table("value_rank_by_family", res.value_rank)
     results = res.as_dict()
     run.finish(results, _audit_report(res, questions_path).render())
     return results

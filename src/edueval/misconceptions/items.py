@@ -9,7 +9,11 @@ three distinct rules, four distinct rationales, choices written in the family's 
 form (:mod:`.values`), the key's position drawn uniformly. Which problem and which three rules
 an item gets is chosen by :mod:`.balance` among the valid sets on a few freshly drawn problems,
 so that over the generated set the key is not marked by surface features (its rank among the
-values, its rationale's length, its order of magnitude, ...; issue 18).
+values, its rationale's length, its order of magnitude, ...; issue 18). That does not hide the
+key from readers who compare the options (issue 34: the key's rationale is the one the others
+resemble); ``generate_items(..., adversarial=True)`` adds target ranks (:mod:`.targets`) and
+adversarial filtering (:mod:`.adversarial`), which lower but do not remove that cue
+(benchmarks/RESULTS.md).
 
 Columns (:data:`ITEM_COLUMNS`): ``id, question, choice_A..choice_D, answer`` (the key's letter),
 ``rationale_A..rationale_D, grade, content, dok, malrule_A..malrule_D`` (the rule behind each
@@ -21,14 +25,14 @@ distractor, empty for the key) - the columns ``malalgo run`` reads - plus ``fami
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..seeding import DEFAULT_SEED
-from . import balance
+from . import adversarial, balance, targets
 from .library import (
     FAMILIES,
     RULES,
@@ -56,6 +60,8 @@ ITEM_COLUMNS = (
 )
 
 _MAX_DRAWS = 2000
+#: at most this many rounds of problems are drawn to meet an item's target ranks
+_TARGET_ROUNDS = 3
 
 
 def _valid(problem: Problem, rules: tuple[str, ...]) -> bool:
@@ -122,13 +128,26 @@ def make_item(
 
 
 def _draw(
-    family: str, grade: int, rng: np.random.Generator, balancer: balance.Balancer
+    family: str,
+    grade: int,
+    rng: np.random.Generator,
+    balancer: balance.Balancer,
+    target: tuple[int, int] | None = None,
 ) -> tuple[Problem, tuple[str, ...]]:
     """A problem of ``family`` and its three distractor rules, chosen by ``balancer`` among the
-    valid sets on :data:`~.balance.PROBLEMS_PER_ITEM` freshly drawn problems (:mod:`.balance`)."""
+    valid sets on :data:`~.balance.PROBLEMS_PER_ITEM` freshly drawn problems (:mod:`.balance`).
+
+    With a ``target`` ``(value rank, centrality rank)`` only the sets whose key has that rank
+    among the four values (1 = smallest) and that rank of rationale centrality (1 = the most
+    central) are offered to the balancer - or, when none has both, those closest to it, more
+    problems being drawn (up to :data:`_TARGET_ROUNDS` times as many) while none has the value
+    rank (:func:`~.targets.ranks`)."""
     found = balance.candidates(family, grade, rng, _MAX_DRAWS)
     if not found:
         raise RuntimeError(f"could not draw a valid {family} item in {_MAX_DRAWS} tries")
+    if target is not None:
+        found = targets.closest(found, target, lambda: balance.candidates(family, grade, rng,
+                                _MAX_DRAWS), _TARGET_ROUNDS)  # fmt: skip
     k = balancer.choose(family, np.concatenate([f[3] for f in found]), rng)
     for problem, rules, trios, _ in found:
         if k < len(trios):
@@ -137,11 +156,54 @@ def _draw(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _targets(seed: int, families: list[str]) -> dict[str, Iterator[tuple[int, int]]]:
+    """Each family's stream of target ranks (:func:`~.targets.deal`), seeded by family name so
+    that the ``j``-th item of a family gets the same target whatever ``n``."""
+
+    def stream(rng: np.random.Generator) -> Iterator[tuple[int, int]]:
+        while True:
+            yield from targets.deal(rng, 4)
+
+    return {fam: stream(np.random.default_rng([seed, *fam.encode()])) for fam in families}
+
+
+def _generate(
+    n: int,
+    seed: int,
+    grades: list[int] | None,
+    contents: list[str] | None,
+    targeted: bool,
+) -> pd.DataFrame:
+    """The item stream (see :func:`generate_items`); ``targeted`` deals target ranks."""
+    fams = [f.id for f in eligible_families(grades, contents)]
+    schedule_ss, items_ss = np.random.SeedSequence(seed).spawn(2)
+    schedule = np.random.default_rng(schedule_ss)
+    order: list[str] = []
+    while len(order) < n:
+        order += [fams[int(k)] for k in schedule.permutation(len(fams))]
+    width = max(4, len(str(n)))
+    balancer = balance.Balancer()
+    dealt = _targets(seed, fams) if targeted else {}
+    rows = []
+    for i, item_ss in enumerate(items_ss.spawn(n)):
+        rng = np.random.default_rng(item_ss)
+        fam = FAMILIES[order[i]]
+        allowed = [g for g in fam.grades if grades is None or g in grades]
+        grade = allowed[int(rng.integers(len(allowed)))]
+        target = next(dealt[fam.id]) if targeted else None
+        problem, rules = _draw(fam.id, grade, rng, balancer, target)
+        difficulty = round(baseline_difficulty(fam.id, grade) + rng.normal(0.0, 0.3), 3)
+        problem = build_problem(fam.id, problem.params, grade, difficulty)
+        rows.append(_row(problem, rules, rng, f"mal{i + 1:0{width}d}"))
+    return pd.DataFrame(rows, columns=ITEM_COLUMNS)
+
+
 def generate_items(
     n: int,
     seed: int | None = None,
     grades: Iterable[int] | None = None,
     contents: Iterable[str] | None = None,
+    adversarial: bool = False,
 ) -> pd.DataFrame:
     """``n`` seeded MalAlgoQA-format items (one row each, columns :data:`ITEM_COLUMNS`).
 
@@ -153,30 +215,45 @@ def generate_items(
     item's problem and distractor rules balances surface features over the set
     (:class:`~.balance.Balancer`; it depends on the items before, which keeps the prefix
     property).
+
+    ``adversarial=True`` (what ``malalgo generate`` does; issue 34) builds a benchmark no cheap
+    reader can solve without the mathematics: a larger candidate pool drawn with target ranks
+    for the key (:mod:`.targets`), filtered by cross-validated models that try to find the key
+    from per-choice features (:func:`~.adversarial.aflite`), then ``n`` survivors taken so that
+    within every family the key's value rank is each of 1-4 equally often
+    (:func:`~.adversarial.select_balanced`). Reproducible bit for bit; no prefix property; ids
+    are renumbered in the order kept.
     """
     if n < 0:
         raise ValueError("n must be >= 0")
     grades = None if grades is None else [int(g) for g in grades]
     contents = None if contents is None else list(contents)
-    fams = [f.id for f in eligible_families(grades, contents)]
-    schedule_ss, items_ss = np.random.SeedSequence(DEFAULT_SEED if seed is None else seed).spawn(2)
-    schedule = np.random.default_rng(schedule_ss)
-    order: list[str] = []
-    while len(order) < n:
-        order += [fams[int(k)] for k in schedule.permutation(len(fams))]
-    width = max(4, len(str(n)))
-    balancer = balance.Balancer()
-    rows = []
-    for i, item_ss in enumerate(items_ss.spawn(n)):
-        rng = np.random.default_rng(item_ss)
-        fam = FAMILIES[order[i]]
-        allowed = [g for g in fam.grades if grades is None or g in grades]
-        grade = allowed[int(rng.integers(len(allowed)))]
-        problem, rules = _draw(fam.id, grade, rng, balancer)
-        difficulty = round(baseline_difficulty(fam.id, grade) + rng.normal(0.0, 0.3), 3)
-        problem = build_problem(fam.id, problem.params, grade, difficulty)
-        rows.append(_row(problem, rules, rng, f"mal{i + 1:0{width}d}"))
-    return pd.DataFrame(rows, columns=ITEM_COLUMNS)
+    seed = DEFAULT_SEED if seed is None else int(seed)
+    if not adversarial:
+        return _generate(n, seed, grades, contents, targeted=False)
+    return _adversarial(n, seed, grades, contents)
+
+
+def _adversarial(
+    n: int, seed: int, grades: list[int] | None, contents: list[str] | None
+) -> pd.DataFrame:
+    """Pool, filter, balanced selection (see :func:`generate_items`); the pool grows by half
+    while the survivors cannot fill ``n`` balanced items."""
+    size = max(int(np.ceil(adversarial.POOL_FACTOR * n)), adversarial.MIN_POOL)
+    for _ in range(adversarial.MAX_GROWTH + 1):
+        pool = _generate(size, seed, grades, contents, targeted=True)
+        keep = adversarial.aflite_items(pool, seed=seed, floor=adversarial.floor(n)).keep
+        chosen = adversarial.select_balanced(pool, keep, n, seed)
+        if chosen is not None:
+            out = pool.iloc[chosen].reset_index(drop=True)
+            width = max(4, len(str(n)))
+            out["id"] = [f"mal{i + 1:0{width}d}" for i in range(len(out))]
+            return out
+        size = int(size * 1.5)
+    raise RuntimeError(
+        f"the adversarial filter left too few items for {n} balanced questions; "
+        "ask for fewer or for more families"
+    )
 
 
 def problem_from_item(item: Mapping[str, Any]) -> Problem:
