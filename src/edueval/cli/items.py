@@ -58,7 +58,7 @@ def analyze(
     """Per item: DF, DC (item-total; item-rest; upper/lower 27%), distractor rates, DE."""
     from ..items.pipeline import analyze_run
 
-    path = out_dir(out, "items analyze", overwrite)
+    path = out_dir(out, "items analyze", overwrite, inputs=())
     res = analyze_run(path, responses, items, threshold=threshold)
     m = res["mean"]
     say(
@@ -97,7 +97,7 @@ def pairs(
     from ..items.pairs import parse_alpha
     from ..items.pipeline import pairs_run
 
-    path = out_dir(out, "items pairs", overwrite)
+    path = out_dir(out, "items pairs", overwrite, inputs=())
     res = pairs_run(
         path,
         responses,
@@ -161,7 +161,7 @@ def simulate(
         )
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    path = out_dir(out, "items simulate", overwrite)
+    path = out_dir(out, "items simulate", overwrite, inputs=())
     res = simulate_run(path, cfg)
     say(
         f"{res['n_items']} questions x {res['n_students']} students; pairs "

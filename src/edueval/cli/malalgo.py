@@ -59,7 +59,7 @@ def generate(
     from ..malalgo.pipeline import generate_run
 
     check_memory(n * QUESTION_BYTES, ("--n", n))
-    path = out_dir(out, "malalgo generate", overwrite)
+    path = out_dir(out, "malalgo generate", overwrite, inputs=())
     res = generate_run(path, n=n, seed=seed, grades=grade, contents=content)
     say(f"{res['n_questions']} questions from {res['malrules_used']} mal-rules")
     done(path, json=json_out)
@@ -126,7 +126,7 @@ def run(
     ):
         if value not in allowed:
             raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    path, paths = model_paths(model, out, "malalgo run", overwrite)
+    path, paths = model_paths(model, out, "malalgo run", overwrite, inputs=())
     several = len(paths) > 1
 
     def one_run(spec: str) -> None:
@@ -179,7 +179,7 @@ def score(
     """Recompute MCQ accuracy, AIA, MIA and the breakdowns from a run's responses.csv."""
     from ..malalgo.pipeline import score_run
 
-    path = out_dir(out, "malalgo score", overwrite)
+    path = out_dir(out, "malalgo score", overwrite, inputs=())
     res = score_run(path, responses)
     say(
         f"MCQ {res['mcq']['accuracy']:.3f}  AIA {res['aia']['accuracy']:.3f}  "
@@ -211,7 +211,7 @@ def audit(
     picks.csv, weights.csv (the most telling words) and report.html."""
     from ..malalgo.pipeline import audit_run
 
-    path = out_dir(out, "malalgo audit", overwrite)
+    path = out_dir(out, "malalgo audit", overwrite, inputs=())
     res = audit_run(path, questions, folds=folds, seed=seed)
     flagged = res["flagged"]
     say(

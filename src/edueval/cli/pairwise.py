@@ -99,7 +99,7 @@ def import_teacher_test(
     from ..pairwise.teacher_test import bundled_folder
 
     items = bundled_or_given(items, bundled, bundled_folder() / "items.jsonl", "items.jsonl")
-    path = out_dir(out, "pairwise import-teacher-test", overwrite)
+    path = out_dir(out, "pairwise import-teacher-test", overwrite, inputs=[items])
     res = import_run(path, items)
     if bundled:  # the authors' excluded raters, beside the comparisons, for --exclude-raters
         from ..runs import atomic_write
@@ -160,7 +160,7 @@ def fit(
     from ..pairwise.pipeline import fit_run
 
     _check_draws(chains, draws)
-    path = out_dir(out, "pairwise fit", overwrite)
+    path = out_dir(out, "pairwise fit", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = fit_run(
             path,
@@ -218,7 +218,7 @@ def raters(
     from ..pairwise.pipeline import raters_run
 
     _check_draws(chains, draws)
-    path = out_dir(out, "pairwise raters", overwrite)
+    path = out_dir(out, "pairwise raters", overwrite, inputs=())
     res = raters_run(
         path,
         data,
@@ -261,7 +261,7 @@ def summarize(
     """Per attribute: ANOVA and Tukey HSD across agents, Table 3, optional correlation."""
     from ..pairwise.pipeline import summarize_run
 
-    path = out_dir(out, "pairwise summarize", overwrite)
+    path = out_dir(out, "pairwise summarize", overwrite, inputs=())
     res = summarize_run(
         path,
         abilities,
@@ -295,7 +295,7 @@ def hierarchical(
     from ..pairwise.pipeline import hierarchical_run
 
     _check_draws(chains, draws)
-    path = out_dir(out, "pairwise hierarchical", overwrite)
+    path = out_dir(out, "pairwise hierarchical", overwrite, inputs=())
     res = hierarchical_run(
         path,
         data,
@@ -338,7 +338,7 @@ def replicate_teacher_test(
     from ..pairwise.replication import ReplicationConfig, replicate_run
 
     _check_draws(chains, draws)
-    path = out_dir(out, "pairwise replicate-teacher-test", overwrite)
+    path = out_dir(out, "pairwise replicate-teacher-test", overwrite, inputs=())
     cfg = ReplicationConfig(chains=chains, warmup=warmup, draws=draws, seed=seed)
     res = replicate_run(path, folder, cfg, log=say)
     for mode, d in res["differences"].items():

@@ -121,7 +121,7 @@ def analyze(
     """Selection rates, McNemar, TOST, superiority over random and the verdict."""
     from ..turing.pipeline import analyze_run
 
-    path = out_dir(out, "turing analyze", overwrite)
+    path = out_dir(out, "turing analyze", overwrite, inputs=())
     res = analyze_run(path, choices, eps=eps, delta=delta, alpha=alpha, se=se, phase1_path=phase1)
     show((path / "summary.txt").read_text(), json_out)
     say(f"verdict: {res['verdict']}")
@@ -277,7 +277,7 @@ def power(
     if not coverage:
         cells = max(students, min(POWER_BLOCK, reps * students)) * questions
         check_memory(cells * MCQ_BYTES, ("--students", students), ("--questions", questions))
-    path = out_dir(out, "turing power", overwrite)
+    path = out_dir(out, "turing power", overwrite, inputs=())
     if coverage:
         res = coverage_run(
             path, k=top_k, p_min=p_min, zipf=zipf, n_misconceptions=misconceptions,
@@ -380,7 +380,7 @@ def simulate(
     g, option = max((students, "--students"), *((n, "--sizes") for n in grid))
     cells = min(reps, SIMULATE_BLOCK) * g * questions
     check_memory(cells * MCQ_BYTES, (option, g), ("--questions", questions))
-    path = out_dir(out, "turing simulate", overwrite)
+    path = out_dir(out, "turing simulate", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = simulate_run(
             path, cfg, n_students_grid=grid, p_rules=rules, log=say, executor=executor
@@ -448,7 +448,7 @@ def generate(
     from ..models import default_model_spec
     from ..turing.generate_runs import generate_run
 
-    path = out_dir(out, "turing generate", overwrite)
+    path = out_dir(out, "turing generate", overwrite, inputs=())
     spec = model or default_model_spec()  # $EDUEVAL_MODEL, else local
 
     def opener_for(spec, urls, key_env):
@@ -526,7 +526,7 @@ def assemble(
     whose AI distractor is missing is shown without it and counts as the AI not chosen)."""
     from ..turing.pipeline import assemble_run
 
-    path = out_dir(out, "turing assemble", overwrite)
+    path = out_dir(out, "turing assemble", overwrite, inputs=())
     res = assemble_run(path, ai, human, random_path=random, seed=seed, keep_disputed=keep_disputed)
     say(
         f"{res['n_mcqs']} MCQs for {res['n_students']} students; {res['shared_options']} with a "
