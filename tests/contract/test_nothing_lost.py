@@ -14,7 +14,7 @@ name the others with the reason.  A new command without an entry fails
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,63 +59,103 @@ STUDY_YAML = (
 
 CASES: dict[str, Case] = {
     "compare": Case(("compare", "{runA/}", "{runB/}"), {"runA/": "", "runB/": ""}),
-    "kt simulate": Case(("kt", "simulate", "--params", "{params}"),
-                        {"params": "skill,prior,learn,guess,slip\ns,0.3,0.1,0.2,0.1\n"}),
-    "kt predict": Case(("kt", "predict", "{data}", "--params", "{params}"),
-                       {"data": "student,skill,correct\na,s,1\n",
-                        "params": "skill,prior,learn,guess,slip\ns,0.3,0.1,0.2,0.1\n"}),
-    "kt fit": Case(("kt", "fit", "{data}", "--fixed", "{fixed}", "--init", "{init}"),
-                   {"data": "student,skill,correct\na,s,1\n",
-                    "fixed": "skill,parameter,group,value\n*,forget,*,0\n",
-                    "init": "skill,parameter,group,value\n*,learn,*,0.2\n"}),
-    "kt evaluate": Case(("kt", "evaluate", "{data}", "--params", "{params}"),
-                        {"data": "student,skill,correct,p_correct\na,s,1,0.5\n",
-                         "params": "skill,prior,learn,guess,slip\ns,0.3,0.1,0.2,0.1\n"}),
-    "kt crossvalidate": Case(("kt", "crossvalidate", "{data}"),
-                             {"data": "student,skill,correct\na,s,1\n"}),
+    "kt simulate": Case(
+        ("kt", "simulate", "--params", "{params}"),
+        {"params": "skill,prior,learn,guess,slip\ns,0.3,0.1,0.2,0.1\n"},
+    ),
+    "kt predict": Case(
+        ("kt", "predict", "{data}", "--params", "{params}"),
+        {
+            "data": "student,skill,correct\na,s,1\n",
+            "params": "skill,prior,learn,guess,slip\ns,0.3,0.1,0.2,0.1\n",
+        },
+    ),
+    "kt fit": Case(
+        ("kt", "fit", "{data}", "--fixed", "{fixed}", "--init", "{init}"),
+        {
+            "data": "student,skill,correct\na,s,1\n",
+            "fixed": "skill,parameter,group,value\n*,forget,*,0\n",
+            "init": "skill,parameter,group,value\n*,learn,*,0.2\n",
+        },
+    ),
+    "kt evaluate": Case(
+        ("kt", "evaluate", "{data}", "--params", "{params}"),
+        {
+            "data": "student,skill,correct,p_correct\na,s,1,0.5\n",
+            "params": "skill,prior,learn,guess,slip\ns,0.3,0.1,0.2,0.1\n",
+        },
+    ),
+    "kt crossvalidate": Case(
+        ("kt", "crossvalidate", "{data}"), {"data": "student,skill,correct\na,s,1\n"}
+    ),
     "kt compare": Case(("kt", "compare", "{data}"), {"data": "student,skill,correct\na,s,1\n"}),
-    "kt roster": Case(("kt", "roster", "{params}", "--updates", "{updates}"),
-                      {"params": "skill,prior,learn,guess,slip\ns,0.3,0.1,0.2,0.1\n",
-                       "updates": "student,skill,correct\na,s,1\n"}),
-    "items analyze": Case(("items", "analyze", "{responses}", "{items}"),
-                          {"responses": CSV, "items": CSV}),
-    "items pairs": Case(("items", "pairs", "{responses}", "{items}"),
-                        {"responses": CSV, "items": CSV}),
-    "malalgo run": Case(("malalgo", "run", "{questions}", "--endpoints", "{endpoints}", *MODEL),
-                        {"questions": CSV, "endpoints": "- url: http://127.0.0.1:9/v1\n"}),
+    "kt roster": Case(
+        ("kt", "roster", "{params}", "--updates", "{updates}"),
+        {
+            "params": "skill,prior,learn,guess,slip\ns,0.3,0.1,0.2,0.1\n",
+            "updates": "student,skill,correct\na,s,1\n",
+        },
+    ),
+    "items analyze": Case(
+        ("items", "analyze", "{responses}", "{items}"), {"responses": CSV, "items": CSV}
+    ),
+    "items pairs": Case(
+        ("items", "pairs", "{responses}", "{items}"), {"responses": CSV, "items": CSV}
+    ),
+    "malalgo run": Case(
+        ("malalgo", "run", "{questions}", "--endpoints", "{endpoints}", *MODEL),
+        {"questions": CSV, "endpoints": "- url: http://127.0.0.1:9/v1\n"},
+    ),
     "malalgo score": Case(("malalgo", "score", "{responses}"), {"responses": CSV}),
     "malalgo audit": Case(("malalgo", "audit", "{questions}"), {"questions": CSV}),
-    "pairwise import-teacher-test": Case(("pairwise", "import-teacher-test", "{items}"),
-                                         {"items": '{"id": "x"}\n'}),
-    "pairwise fit": Case(("pairwise", "fit", "{data}", "--exclude-raters", "{exclude}"),
-                         {"data": CSV, "exclude": "- r1\n"}),
+    "pairwise import-teacher-test": Case(
+        ("pairwise", "import-teacher-test", "{items}"), {"items": '{"id": "x"}\n'}
+    ),
+    "pairwise fit": Case(
+        ("pairwise", "fit", "{data}", "--exclude-raters", "{exclude}"),
+        {"data": CSV, "exclude": "- r1\n"},
+    ),
     "pairwise raters": Case(("pairwise", "raters", "{data}"), {"data": CSV}),
-    "pairwise summarize": Case(("pairwise", "summarize", "{fit/}", "--scores", "{scores}"),
-                               {"fit/": "", "scores": CSV}),
+    "pairwise summarize": Case(
+        ("pairwise", "summarize", "{fit/}", "--scores", "{scores}"), {"fit/": "", "scores": CSV}
+    ),
     "pairwise hierarchical": Case(("pairwise", "hierarchical", "{data}"), {"data": CSV}),
-    "pairwise replicate-teacher-test": Case(("pairwise", "replicate-teacher-test", "{data/}"),
-                                            {"data/": ""}),
-    "qgsms run": Case(("qgsms", "run", "{pairs}", "{items}", *MODEL),
-                      {"pairs": CSV, "items": CSV}),
-    "qgsms score": Case(("qgsms", "score", "{judgementsA}", "{judgementsB}"),
-                        {"judgementsA": CSV, "judgementsB": CSV}),
-    "study serve": Case(("study", "serve", "{study/study.yaml}", "--admin-token-file",
-                         "{token}"), {"study/": "", "token": "kM3v9QzX1pL7wR2tY8uB5nC0dF6gH4jA\n"}, out="--db"),
-    "study invite": Case(("study", "invite", "{study/study.yaml}", "--participants", "{people}"),
-                         {"study/": "", "people": "p1\n"}, out_is_file=True),
+    "pairwise replicate-teacher-test": Case(
+        ("pairwise", "replicate-teacher-test", "{data/}"), {"data/": ""}
+    ),
+    "qgsms run": Case(("qgsms", "run", "{pairs}", "{items}", *MODEL), {"pairs": CSV, "items": CSV}),
+    "qgsms score": Case(
+        ("qgsms", "score", "{judgementsA}", "{judgementsB}"),
+        {"judgementsA": CSV, "judgementsB": CSV},
+    ),
+    "study serve": Case(
+        ("study", "serve", "{study/study.yaml}", "--admin-token-file", "{token}"),
+        {"study/": "", "token": "kM3v9QzX1pL7wR2tY8uB5nC0dF6gH4jA\n"},
+        out="--db",
+    ),
+    "study invite": Case(
+        ("study", "invite", "{study/study.yaml}", "--participants", "{people}"),
+        {"study/": "", "people": "p1\n"},
+        out_is_file=True,
+    ),
     "study export": Case(("study", "export", "{study/study.yaml}"), {"study/": ""}),
-    "turing analyze": Case(("turing", "analyze", "{choices}", "--phase1", "{phase1}"),
-                           {"choices": CSV, "phase1": CSV}),
-    "turing simulate": Case(("turing", "simulate", "--frequencies", "{frequencies}"),
-                            {"frequencies": "rule,frequency\nforget_carry,1\n"}),
+    "turing analyze": Case(
+        ("turing", "analyze", "{choices}", "--phase1", "{phase1}"), {"choices": CSV, "phase1": CSV}
+    ),
+    "turing simulate": Case(
+        ("turing", "simulate", "--frequencies", "{frequencies}"),
+        {"frequencies": "rule,frequency\nforget_carry,1\n"},
+    ),
     "turing generate": Case(("turing", "generate", "{phase1}", *MODEL[:2]), {"phase1": CSV}),
-    "turing assemble": Case(("turing", "assemble", "{ai}", "--human", "{human}", "--random",
-                             "{random}"), {"ai": CSV, "human": CSV, "random": CSV}),
-    "tutor import-ncte": Case(("tutor", "import-ncte", "{csv}"), {"csv": CSV},
-                              out_is_file=True),
+    "turing assemble": Case(
+        ("turing", "assemble", "{ai}", "--human", "{human}", "--random", "{random}"),
+        {"ai": CSV, "human": CSV, "random": CSV},
+    ),
+    "tutor import-ncte": Case(("tutor", "import-ncte", "{csv}"), {"csv": CSV}, out_is_file=True),
     "tutor reply": Case(("tutor", "reply", "{dialogues}", *MODEL), {"dialogues": '{"id": 1}\n'}),
-    "tutor make-study": Case(("tutor", "make-study", "{repliesA}", "{repliesB}"),
-                             {"repliesA": CSV, "repliesB": CSV}),
+    "tutor make-study": Case(
+        ("tutor", "make-study", "{repliesA}", "{repliesB}"), {"repliesA": CSV, "repliesB": CSV}
+    ),
     "export inspect": Case(("export", "inspect", "{run/}"), {"run/": ""}, out_is_file=True),
 }
 
@@ -321,5 +361,3 @@ def test_the_library_run_folder_refuses_its_inputs_too(tmp_path) -> None:
     assert data.read_text() == CSV and sorted(p.name for p in data.parent.iterdir()) == [
         "responses.csv"
     ]
-
-
