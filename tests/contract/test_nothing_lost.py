@@ -361,3 +361,27 @@ def test_the_library_run_folder_refuses_its_inputs_too(tmp_path) -> None:
     assert data.read_text() == CSV and sorted(p.name for p in data.parent.iterdir()) == [
         "responses.csv"
     ]
+
+
+def test_the_issues_examples_with_real_runs(cli, tmp_path) -> None:
+    """Issue 39's cases as a user meets them: each refused in one line, nothing changed."""
+    sim, pr = tmp_path / "sim", tmp_path / "pr"
+    small = ("--students", "20", "--skills", "1", "--opportunities", "5")
+    assert cli("kt", "simulate", *small, "--out", sim).code == 0
+    params = sim / "params.csv"
+    pr.mkdir()  # an earlier kt predict run (the same command may replace its own run)
+    (pr / "config.json").write_text(json.dumps({"command": "kt predict"}))
+    (pr / "predictions.csv").write_text((sim / "responses.csv").read_text())
+    before = _snapshot(tmp_path)
+    refused = [
+        ("kt", "fit", sim / "responses.csv", "--out", sim, "--overwrite"),
+        ("kt", "simulate", *small, "--params", params, "--out", sim),
+        ("kt", "predict", pr / "predictions.csv", "--params", params, "--out", pr),
+        ("kt", "evaluate", sim / "responses.csv", "--params", params, "--out", tmp_path),
+        ("export", "inspect", sim, "--out", sim / "config.json"),
+    ]
+    for args in refused:
+        res = cli(*args)
+        assert res.code == 2 and len(res.err_lines) == 1, (args, res)
+        assert "never goes over an input" in res.err, (args, res)
+        assert _snapshot(tmp_path) == before, args
