@@ -48,7 +48,11 @@ KINDS = ("id", "text", "binary", "number", "integer", "order", "raw")
 @dataclass(frozen=True)
 class Col:
     """One column: ``kind`` is one of :data:`KINDS`; ``low``/``high`` bound numbers; an optional
-    column absent from the file is filled with ``default`` unless that is None."""
+    column absent from the file is filled with ``default`` unless that is None.  ``empty_ok``:
+    an empty cell is a missing value (NaN, or None for text) rather than refused -- for the
+    optional columns that a file edueval wrote carries empty when its input lacked them (a
+    ``responses.csv`` of questions without ``grade``), so an optional column stays optional
+    downstream."""
 
     name: str
     kind: str = "raw"
@@ -56,6 +60,7 @@ class Col:
     low: float | None = None
     high: float | None = None
     default: object = None
+    empty_ok: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -175,6 +180,8 @@ class Schema:
 
 def convert(df: pd.DataFrame, column: str, col: Col) -> object:
     """One column of ``df`` as ``col.kind`` asks (errors name the file's column)."""
+    if col.empty_ok:
+        return _convert_with_empty(df, column, col)
     if col.kind == "id":
         return text_column(df, column, identifier=True)
     if col.kind == "text":
@@ -187,6 +194,20 @@ def convert(df: pd.DataFrame, column: str, col: Col) -> object:
     if col.kind == "order":
         return order_column(df, column)
     return df[column].to_numpy()
+
+
+def _convert_with_empty(df: pd.DataFrame, column: str, col: Col) -> np.ndarray:
+    """``convert`` for an ``empty_ok`` column: empty cells missing, the others checked."""
+    values = df[column]
+    blank = (values.isna() | (values.astype("string").str.strip() == "")).fillna(True)
+    blank = blank.to_numpy(dtype=bool)
+    numeric = col.kind in ("number", "integer", "order", "binary")
+    out = np.full(len(df), np.nan if numeric else None, dtype=float if numeric else object)
+    if (~blank).any():
+        present = df.iloc[np.flatnonzero(~blank)]
+        present.attrs.update(df.attrs)
+        out[~blank] = convert(present, column, Col(col.name, col.kind, low=col.low, high=col.high))
+    return out
 
 
 def check_complete(

