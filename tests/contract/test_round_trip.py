@@ -130,3 +130,37 @@ def test_kt_files_are_read_back(cli, tmp_path, size) -> None:
     if size == "smallest":
         _ok(cli("kt", "simulate", "--students", "5", "--opportunities", "3", "--params",
                 sim / "params.csv", "--out", tmp_path / "sim-again"))  # fmt: skip
+
+
+NCTE_REQUIRED = ["obs_id", "exchange_idx", "student_text", "teacher_text"]
+
+
+def _ncte(tmp_path: Path, size: str) -> Path:
+    """Six NCTE exchanges: the required columns only, or every column of the release."""
+    bundled = Path(__file__).resolve().parents[2] / "src/edueval/tutor/data/ncte-uptake"
+    df = pd.read_csv(bundled / "uptake_data.csv", dtype=str, keep_default_na=False)
+    df = df[df["teacher_text"].str.contains(r"\?")].head(6)
+    if size == "smallest":
+        df = df[NCTE_REQUIRED]
+    path = tmp_path / f"ncte-{size}.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("size", ["smallest", "largest"])
+def test_tutor_and_study_files_are_read_back(cli, tmp_path, server, size) -> None:
+    dialogues = tmp_path / "dialogues.jsonl"
+    _ok(cli("tutor", "import-ncte", _ncte(tmp_path, size), "--out", dialogues))
+    runs = []
+    for model in ("A", "B"):
+        runs.append(tmp_path / f"reply-{model}")
+        _ok(cli("tutor", "reply", dialogues, "--model", f"openai/{model}", "--base-url",
+                server.url, "--max-tokens", "40", "--out", runs[-1]))  # fmt: skip
+    _ok(cli("compare", *runs, "--out", tmp_path / "cmp"))
+    _ok(cli("export", "inspect", runs[0], "--out", tmp_path / "log.json"))
+    study = tmp_path / "study"
+    _ok(cli("tutor", "make-study", *(r / "replies.csv" for r in runs), "--select", "all",
+            "--out", study))  # fmt: skip
+    _ok(cli("study", "invite", study / "study.yaml", "--n", "2", "--out", tmp_path / "links.csv"))
+    _ok(cli("study", "export", study / "study.yaml", "--out", tmp_path / "answers"))
+    assert (tmp_path / "answers" / "comparisons.csv").exists()
