@@ -164,3 +164,39 @@ def test_tutor_and_study_files_are_read_back(cli, tmp_path, server, size) -> Non
     _ok(cli("study", "invite", study / "study.yaml", "--n", "2", "--out", tmp_path / "links.csv"))
     _ok(cli("study", "export", study / "study.yaml", "--out", tmp_path / "answers"))
     assert (tmp_path / "answers" / "comparisons.csv").exists()
+
+
+def _verdict_script(body: dict) -> str:
+    """QG-SMS's vanilla verdicts: (a) or (b) by a hash of the prompt and the model."""
+    text = last_user_message(body)
+    digest = hashlib.sha256((body.get("model", "") + text).encode("utf-8")).digest()
+    return json.dumps({"better": "ab"[digest[0] % 2]})
+
+
+@pytest.mark.parametrize("size", ["smallest", "largest"])
+def test_items_and_qgsms_files_are_read_back(cli, tmp_path, monkeypatch, size) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("EDUEVAL_CACHE_DIR", str(tmp_path / ".cache"))
+    room, pairs = tmp_path / "room", tmp_path / "pairs"
+    _ok(cli("items", "simulate", "--students", "40", "--materials", "1", "--questions", "6",
+            "--seed", "4", "--out", room))  # fmt: skip
+    _ok(cli("items", "analyze", room / "responses.csv", room / "items.jsonl", "--out",
+            tmp_path / "analysis"))  # fmt: skip
+    _ok(cli("items", "pairs", room / "responses.csv", room / "items.jsonl", "--max-pairs", "2",
+            "--out", pairs))  # fmt: skip
+    table = pairs / "pairs.csv"
+    if size == "smallest":  # the required columns only, and the truth (a TC pair needs its topic)
+        table = tmp_path / "pairs-smallest.csv"
+        df = pd.read_csv(pairs / "pairs.csv", dtype=str)
+        kept = ["pair_id", "dimension", "q1", "q2", "better"]
+        df.loc[df["dimension"] != "TC", kept].to_csv(table, index=False)
+    runs = []
+    with ScriptedServer(_verdict_script) as server:
+        for model in ("A", "B"):
+            runs.append(tmp_path / f"qgsms-{model}")
+            _ok(cli("qgsms", "run", table, room / "items.jsonl", "--method", "vanilla",
+                    "--model", f"openai/{model}", "--base-url", server.url, "--no-bt",
+                    "--out", runs[-1]))  # fmt: skip
+    _ok(cli("qgsms", "score", runs[0] / "judgements.csv", "--no-bt", "--out", tmp_path / "sc"))
+    _ok(cli("compare", *runs, "--out", tmp_path / "cmp"))
+    _ok(cli("export", "inspect", runs[0], "--out", tmp_path / "log.json"))
