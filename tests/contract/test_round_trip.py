@@ -200,3 +200,23 @@ def test_items_and_qgsms_files_are_read_back(cli, tmp_path, monkeypatch, size) -
     _ok(cli("qgsms", "score", runs[0] / "judgements.csv", "--no-bt", "--out", tmp_path / "sc"))
     _ok(cli("compare", *runs, "--out", tmp_path / "cmp"))
     _ok(cli("export", "inspect", runs[0], "--out", tmp_path / "log.json"))
+
+
+MCMC = ("--chains", "1", "--warmup", "30", "--draws", "30")
+
+
+@pytest.mark.slow  # MCMC's compilation: a minute or two on a shared machine
+@pytest.mark.parametrize("size", ["smallest", "largest"])
+def test_pairwise_files_are_read_back(cli, tmp_path, size) -> None:
+    imported = tmp_path / "imported"
+    _ok(cli("pairwise", "import-teacher-test", "--bundled", "--out", imported))
+    data = imported / "comparisons.csv"
+    if size == "smallest":  # the comparisons table's required columns, two items
+        df = pd.read_csv(data, dtype=str, keep_default_na=False)
+        data = tmp_path / "comparisons-smallest.csv"
+        df = df[df["item"].isin(df["item"].unique()[:2])]
+        df[["item", "attribute", "rater", "first", "second", "outcome"]].to_csv(data, index=False)
+    fit = tmp_path / "fit"
+    _ok(cli("pairwise", "fit", data, *MCMC, "--out", fit))
+    _ok(cli("pairwise", "summarize", fit / "abilities.csv", "--out", tmp_path / "sum1"))
+    _ok(cli("pairwise", "summarize", fit, "--out", tmp_path / "sum2"))
