@@ -220,3 +220,10 @@ def test_pairwise_files_are_read_back(cli, tmp_path, size) -> None:
     _ok(cli("pairwise", "fit", data, *MCMC, "--out", fit))
     _ok(cli("pairwise", "summarize", fit / "abilities.csv", "--out", tmp_path / "sum1"))
     _ok(cli("pairwise", "summarize", fit, "--out", tmp_path / "sum2"))
+
+
+def test_turing_simulate_example_is_read_by_analyze(cli, tmp_path) -> None:
+    sim = tmp_path / "sim"
+    _ok(cli("turing", "simulate", "--students", "10", "--questions", "4", "--reps", "3",
+            "--sizes", "5", "--p-rules", "0.5", "--out", sim))  # fmt: skip
+    _ok(cli("turing", "analyze", sim / "example_phase2.csv", "--out", tmp_path / "an"))
