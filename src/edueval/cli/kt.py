@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..defaults import SEED
 from ..kt.data import Columns, RowFilter
 from .common import (
     ClusterOption,
@@ -199,7 +200,7 @@ def simulate(
             help="Rows per Parquet file (whole students) with --format parquet.",
         ),
     ] = 1_000_000,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -325,7 +326,7 @@ def fit(
             min=0, max=COUNT_MAX, help="Skills with fewer responses are skipped (with a warning)."
         ),
     ] = 10,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     col_student: ColStudent = "student",
     col_skill: ColSkill = "skill",
     col_correct: ColCorrect = "correct",
@@ -565,7 +566,7 @@ def crossvalidate(
         bool, typer.Option("--forgets", help="Add forgetting to a BKT model (bkt-forgets).")
     ] = False,
     restarts: RestartsOption = 5,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     col_student: ColStudent = "student",
@@ -609,7 +610,7 @@ def compare(
     ] = "bkt,bkt-forgets,afm,pfa",
     n_folds: FoldsOption = 5,
     restarts: RestartsOption = 5,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     col_student: ColStudent = "student",

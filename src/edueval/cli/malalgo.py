@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..defaults import SEED
 from .common import (
     JsonOption,
     OutOption,
@@ -50,7 +51,7 @@ def generate(
         typer.Option(min=0, max=12, help="Keep these grades, 0-12 (repeatable)."),
     ] = None,
     content: Annotated[list[str] | None, typer.Option(help="Keep these content areas.")] = None,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -109,7 +110,7 @@ def run(
     timeout: TimeoutOption = 60.0,
     no_cache: NoCacheOption = False,
     max_failures: MaxFailuresOption = "5%",
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -195,7 +196,7 @@ def audit(
         int,
         typer.Option(min=2, max=COUNT_MAX, help="Cross-validation folds (whole questions, >= 2)."),
     ] = 5,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,

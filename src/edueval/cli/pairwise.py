@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..defaults import MIN_COMPARISONS, RATER_TIES, SEED
 from .common import (
     ClusterOption,
     JsonOption,
@@ -131,8 +132,8 @@ def fit(
             help="Item x attribute groups with fewer comparisons (after tie handling) are not "
             "fitted, with a warning.",
         ),
-    ] = 3,
-    seed: SeedOption = 1,
+    ] = MIN_COMPARISONS,
+    seed: SeedOption = SEED,
     groups_per_task: Annotated[
         int,
         typer.Option(
@@ -201,7 +202,7 @@ def raters(
             "--ties",
             help="Tie handling (default drop: a tie says nothing about a position preference).",
         ),
-    ] = "drop",
+    ] = RATER_TIES,
     compare: Annotated[
         Path | None,
         typer.Option(
@@ -211,7 +212,7 @@ def raters(
     chains: Chains = 4,
     warmup: Warmup = 1000,
     draws: Draws = 1000,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     json_out: JsonOption = False,
 ) -> None:
     """Per-rater order effect alpha0; flag raters whose 95% HDI excludes 0."""
@@ -288,7 +289,7 @@ def hierarchical(
     chains: Chains = 4,
     warmup: Warmup = 1000,
     draws: Draws = 1000,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     json_out: JsonOption = False,
 ) -> None:
     """Pooled model (agent means + item deviations): agent differences with credible intervals."""
@@ -331,7 +332,7 @@ def replicate_teacher_test(
     chains: Chains = 4,
     warmup: Warmup = 1000,
     draws: Draws = 1000,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     json_out: JsonOption = False,
 ) -> None:
     """Replicate Tack & Piech (EDM 2022) on the public data, beside the published numbers."""

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..defaults import TURING_SE
 from .common import (
     ClusterOption,
     JsonOption,
@@ -105,7 +106,7 @@ def analyze(
             "(Liang-Zeger, G - 1 df: over-declares draws when a minority of students strongly "
             "prefers one source) or naive. All four are reported.",
         ),
-    ] = "cr3",
+    ] = TURING_SE,
     phase1: Annotated[
         Path | None,
         typer.Option(
@@ -260,7 +261,7 @@ def power(
     confidence: CovConfidence = 0.95,
     per_student: CovPerStudent = 1,
     reveal: CovReveal = 0.2,
-    se: ClusterSeOption = "cr3",
+    se: ClusterSeOption = TURING_SE,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     cluster: ClusterOption = None,
@@ -358,7 +359,7 @@ def simulate(
         ),
     ] = None,
     seed: SeedOption = 0,
-    se: ClusterSeOption = "cr3",
+    se: ClusterSeOption = TURING_SE,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     cluster: ClusterOption = None,

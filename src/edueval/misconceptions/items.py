@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..defaults import SEED
 from ..seeding import DEFAULT_SEED
 from . import balance
 from .library import (
@@ -139,7 +140,7 @@ def _draw(
 
 def generate_items(
     n: int,
-    seed: int | None = None,
+    seed: int | None = SEED,
     grades: Iterable[int] | None = None,
     contents: Iterable[str] | None = None,
 ) -> pd.DataFrame:

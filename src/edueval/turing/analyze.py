@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..defaults import TURING_SE
 from ..io import InputError, as_table, check_unique, line_of
 from ..stats import wilson_interval
 from ..tables import Col, Schema
@@ -378,7 +379,7 @@ def analyze_choices(
     eps: float = 0.10,
     delta: float = 0.05,
     alpha: float = 0.05,
-    se: str = "clustered",
+    se: str = TURING_SE,
 ) -> TuringResults:
     """Analyse Phase-2 choices (a frame as :func:`read_choices` returns, or any frame with
     ``student, question, chosen``). ``se`` chooses the standard errors that decide the verdict:
