@@ -40,7 +40,14 @@ from .io import (
     text_column,
 )
 
-__all__ = ["Col", "Schema", "check_complete", "near_miss", "refuse_unknown"]
+__all__ = [
+    "Col",
+    "Schema",
+    "check_complete",
+    "check_complete_groups",
+    "near_miss",
+    "refuse_unknown",
+]
 
 KINDS = ("id", "text", "binary", "number", "integer", "order", "raw")
 
@@ -226,3 +233,42 @@ def check_complete(
                 file=df.attrs.get("file"),
                 line=line_of(df, int(rows[0])) if len(rows) else None,
             )
+
+
+def check_complete_groups(
+    df: pd.DataFrame,
+    together: Sequence[tuple[str, str]],
+    *,
+    by: str = "skill",
+    within: str = "parameter",
+    group: str = "group",
+    what: str,
+) -> None:
+    """Completeness per group (issue 39, 3): parameters that are looked up together for a group
+    (guess and slip for an item; learn and forget for a transition group) must each have that
+    group's row -- a per-item file that lacks one item's ``guess`` would otherwise predict that
+    item with a default.  A ``*`` row covers every group; a parameter with no row at all for the
+    ``by`` value is :func:`check_complete`'s to judge (``forget`` may be absent)."""
+    index: dict[tuple[str, str], set[str]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for pos, (b, w, g) in enumerate(zip(df[by].astype(str), df[within].astype(str),
+                                        df[group].astype(str), strict=True)):  # fmt: skip
+        index.setdefault((b, w), set()).add(g)
+        first_line.setdefault((b, g), pos)
+    for (b, w), groups in index.items():
+        for pair in together:
+            if w not in pair:
+                continue
+            other = pair[1] if w == pair[0] else pair[0]
+            have = index.get((b, other))
+            if have is None or "*" in have:
+                continue
+            lacking = sorted(groups - have - {"*"})
+            if lacking:
+                pos = first_line[(b, lacking[0])]
+                raise InputError(
+                    f"no {other!r} for {by} {b!r} in group {lacking[0]!r}, which has {w!r} "
+                    f"({what} needs both for every group it gives either)",
+                    file=df.attrs.get("file"),
+                    line=line_of(df, pos),
+                )
