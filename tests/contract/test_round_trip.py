@@ -87,7 +87,8 @@ def test_malalgo_run_folders_are_read_back(cli, tmp_path, server, size) -> None:
     ran = json.loads((runs[0] / "results.json").read_text())
     for metric in ("aia", "mia", "mcq"):  # the same numbers from the file read back
         assert scored[metric] == pytest.approx(ran[metric]), metric
-    _ok(cli("export", "inspect", runs[0], "--out", tmp_path / "log.json"))
+    for log in ("log.json", "log.json", "log.eval", "log.eval"):  # its own log it replaces
+        _ok(cli("export", "inspect", runs[0], "--out", tmp_path / log))
     assert json.loads((tmp_path / "log.json").read_text())["status"] in ("success", "error")
 
 
