@@ -137,14 +137,14 @@ def test_check_out_dir(tmp_path):
     (tmp_path / "f").write_text("x")
     for bad in (tmp_path / "f", tmp_path / "f" / "sub"):
         with pytest.raises(InputError, match="is a file"):
-            check_out_dir(bad, "kt fit")
+            check_out_dir(bad, "kt fit", inputs=())
     run = RunDir(tmp_path / "r", command="kt fit", params={})
     run.table("params", pd.DataFrame({"a": [1]}))
     run.finish({})
-    assert check_out_dir(tmp_path / "r", "kt fit") == tmp_path / "r"
+    assert check_out_dir(tmp_path / "r", "kt fit", inputs=()) == tmp_path / "r"
     with pytest.raises(InputError, match="holds the results of 'kt fit'"):
-        check_out_dir(tmp_path / "r", "pairwise fit")
-    check_out_dir(tmp_path / "r", "pairwise fit", overwrite=True)
+        check_out_dir(tmp_path / "r", "pairwise fit", inputs=())
+    check_out_dir(tmp_path / "r", "pairwise fit", inputs=(), overwrite=True)
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == []
 
 

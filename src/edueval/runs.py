@@ -16,12 +16,13 @@ renamed into place, so no file is ever seen half-written.
 from __future__ import annotations
 
 import datetime as _dt
+import glob as _glob
 import json
 import os
 import platform
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ __all__ = [
     "mark_open_runs",
     "check_out_dir",
     "check_out_file",
+    "check_apart",
+    "expand_inputs",
 ]
 
 #: Statuses a run directory's ``config.json`` can hold.  ``running`` while the command works;
@@ -159,21 +162,110 @@ def _run_command(path: Path) -> str | None:
     return command if isinstance(command, str) else None
 
 
-def check_out_dir(path: str | Path, command: str, *, overwrite: bool = False) -> Path:
+#: What an output may be checked against: paths (files, folders, quoted globs) or None (an
+#: optional input not given).
+Inputs = Iterable[str | Path | None]
+
+
+def _real(path: str | Path) -> Path:
+    """``path`` absolute, with every symbolic link in its existing part resolved."""
+    return Path(os.path.realpath(os.path.abspath(os.fspath(path))))
+
+
+def expand_inputs(inputs: Inputs) -> list[tuple[str, Path]]:
+    """Each input as ``(as given, real path)``; a quoted glob that names no file is expanded to
+    the files it matches (``kt fit 'r*.csv'``), an input not given (None) is skipped."""
+    out: list[tuple[str, Path]] = []
+    for given in inputs:
+        if given is None or str(given) == "":
+            continue
+        text = os.fspath(given)
+        matches = [] if os.path.lexists(text) or not _glob.has_magic(text) else _glob.glob(text)
+        out.extend((text, _real(p)) for p in matches or [text])
+    return out
+
+
+def _is_within(inner: Path, outer: Path) -> bool:
+    return inner != outer and outer in inner.parents
+
+
+def _same(a: Path, b: Path) -> bool:
+    """The same file: the same real path, or (hard links, case-insensitive file systems) the
+    same device and inode."""
+    if a == b:
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_apart(out: str | Path, inputs: Inputs, *, what: str = "out=") -> None:
+    """Refuse (one line, :class:`~edueval.io.InputError`) an output that is an input, holds
+    one (a folder with an input in it) or lies inside an input folder -- whatever overwrite=
+    says: the command would replace or delete what it reads.  Checked before anything is
+    written or removed."""
+    target = _real(out)
+    for given, real in expand_inputs(inputs):
+        if _same(target, real):
+            problem = f"is the input {given}"
+        elif _is_within(real, target):
+            problem = f"holds the input {given}"
+        elif _is_within(target, real):
+            problem = f"lies inside the input folder {given}"
+        else:
+            continue
+        raise InputError(f"{what} {out} {problem}; an output never goes over an input: "
+                         "choose another path")  # fmt: skip
+
+
+def _foreign_files(path: Path, own: Iterable[str]) -> list[str]:
+    """Files at the top of ``path`` that no edueval run wrote (``path`` holding no run):
+    the names of its visible plain files, less ``own`` (the command's own, e.g. the demo's
+    index)."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return []
+    skip = set(own)
+    return sorted(e.name for e in entries
+                  if not e.name.startswith(".") and e.name not in skip and not e.is_dir())  # fmt: skip
+
+
+def check_out_dir(
+    path: str | Path,
+    command: str,
+    *,
+    inputs: Inputs,
+    overwrite: bool = False,
+    own: Iterable[str] = (),
+) -> Path:
     """Check a run directory before any work starts; returns it as a :class:`Path`.
 
     Refused with one line (:class:`~edueval.io.InputError`): a path that is a file or lies under
-    a file, a folder that cannot be written, and -- unless ``overwrite`` -- a folder holding the
-    run of a *different* command (re-using ``runs/fit`` for P1 and then P2 would otherwise
-    delete the first results).  The same command may replace its own earlier run.  With
-    ``overwrite``, the other command's run files are removed first.
+    a file, a folder that cannot be written, an output that is, holds or lies inside one of
+    ``inputs`` (:func:`check_apart`, whatever ``overwrite`` says), a folder that holds files no
+    edueval run wrote (they are never replaced: a new or empty folder, or an earlier run's, is
+    needed; ``own`` names files of the command's own that may be there), and -- unless
+    ``overwrite`` -- a folder holding the run of a *different* command (re-using ``runs/fit``
+    for P1 and then P2 would otherwise delete the first results).  The same command may replace
+    its own earlier run.  With ``overwrite``, the other command's run files are removed first.
     """
     path = Path(path)
     problem = _blocking_ancestor(path)
     if problem is not None:
         raise InputError(f"out= {path}: {problem}")
-    other = _run_command(path) if path.is_dir() else None
-    if other is not None and other != command:
+    check_apart(path, inputs)
+    if not path.is_dir():
+        return path
+    other = _run_command(path)
+    if other is None:
+        foreign = _foreign_files(path, own)
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            raise InputError(f"out= {path} holds files that edueval did not write ({shown}); "
+                             "they are never replaced: choose a new or empty directory")  # fmt: skip
+    elif other != command:
         if not overwrite:
             raise InputError(
                 f"out= {path} holds the results of '{other}'; choose another directory, or "
@@ -184,8 +276,11 @@ def check_out_dir(path: str | Path, command: str, *, overwrite: bool = False) ->
     return path
 
 
-def check_out_file(path: str | Path) -> Path:
-    """Check an output file before any work starts (not a folder, its folder writable)."""
+def check_out_file(path: str | Path, *, inputs: Inputs, own: bytes | None = None) -> Path:
+    """Check an output file before any work starts (not a folder, its folder writable, not
+    one of ``inputs`` nor inside an input folder).  An existing file is replaced only if it
+    begins with ``own`` (the first bytes of what the command writes): a file edueval did not
+    write -- a database, a study file, another run's table -- is never replaced."""
     path = Path(path)
     if path.is_dir():
         raise InputError(f"out= {path}: is a directory, expected a file name")
@@ -194,7 +289,21 @@ def check_out_file(path: str | Path) -> Path:
         problem = "cannot write the file (permission denied)"
     if problem is not None:
         raise InputError(f"out= {path}: {problem}")
+    check_apart(path, inputs)
+    if path.exists() and not _begins_with(path, own) and path.stat().st_size > 0:
+        raise InputError(f"out= {path} exists and was not written by this command; it is "
+                         "never replaced: choose another file name")  # fmt: skip
     return path
+
+
+def _begins_with(path: Path, own: bytes | None) -> bool:
+    if own is None:
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(own)) == own
+    except OSError:
+        return False
 
 
 def clear_run(path: str | Path) -> None:
@@ -241,6 +350,7 @@ class RunDir:
         inputs: Mapping[str, str | Path] | None = None,
     ) -> None:
         self.path = Path(path)
+        check_apart(self.path, (inputs or {}).values())
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -40,7 +40,14 @@ from .io import (
     text_column,
 )
 
-__all__ = ["Col", "Schema", "check_complete", "near_miss", "refuse_unknown"]
+__all__ = [
+    "Col",
+    "Schema",
+    "check_complete",
+    "check_complete_groups",
+    "near_miss",
+    "refuse_unknown",
+]
 
 KINDS = ("id", "text", "binary", "number", "integer", "order", "raw")
 
@@ -48,7 +55,11 @@ KINDS = ("id", "text", "binary", "number", "integer", "order", "raw")
 @dataclass(frozen=True)
 class Col:
     """One column: ``kind`` is one of :data:`KINDS`; ``low``/``high`` bound numbers; an optional
-    column absent from the file is filled with ``default`` unless that is None."""
+    column absent from the file is filled with ``default`` unless that is None.  ``empty_ok``:
+    an empty cell is a missing value (NaN, or None for text) rather than refused -- for the
+    optional columns that a file edueval wrote carries empty when its input lacked them (a
+    ``responses.csv`` of questions without ``grade``), so an optional column stays optional
+    downstream."""
 
     name: str
     kind: str = "raw"
@@ -56,6 +67,7 @@ class Col:
     low: float | None = None
     high: float | None = None
     default: object = None
+    empty_ok: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -175,6 +187,8 @@ class Schema:
 
 def convert(df: pd.DataFrame, column: str, col: Col) -> object:
     """One column of ``df`` as ``col.kind`` asks (errors name the file's column)."""
+    if col.empty_ok:
+        return _convert_with_empty(df, column, col)
     if col.kind == "id":
         return text_column(df, column, identifier=True)
     if col.kind == "text":
@@ -187,6 +201,20 @@ def convert(df: pd.DataFrame, column: str, col: Col) -> object:
     if col.kind == "order":
         return order_column(df, column)
     return df[column].to_numpy()
+
+
+def _convert_with_empty(df: pd.DataFrame, column: str, col: Col) -> np.ndarray:
+    """``convert`` for an ``empty_ok`` column: empty cells missing, the others checked."""
+    values = df[column]
+    blank = (values.isna() | (values.astype("string").str.strip() == "")).fillna(True)
+    blank = blank.to_numpy(dtype=bool)
+    numeric = col.kind in ("number", "integer", "order", "binary")
+    out = np.full(len(df), np.nan if numeric else None, dtype=float if numeric else object)
+    if (~blank).any():
+        present = df.iloc[np.flatnonzero(~blank)]
+        present.attrs.update(df.attrs)
+        out[~blank] = convert(present, column, Col(col.name, col.kind, low=col.low, high=col.high))
+    return out
 
 
 def check_complete(
@@ -205,3 +233,42 @@ def check_complete(
                 file=df.attrs.get("file"),
                 line=line_of(df, int(rows[0])) if len(rows) else None,
             )
+
+
+def check_complete_groups(
+    df: pd.DataFrame,
+    together: Sequence[tuple[str, str]],
+    *,
+    by: str = "skill",
+    within: str = "parameter",
+    group: str = "group",
+    what: str,
+) -> None:
+    """Completeness per group (issue 39, 3): parameters that are looked up together for a group
+    (guess and slip for an item; learn and forget for a transition group) must each have that
+    group's row -- a per-item file that lacks one item's ``guess`` would otherwise predict that
+    item with a default.  A ``*`` row covers every group; a parameter with no row at all for the
+    ``by`` value is :func:`check_complete`'s to judge (``forget`` may be absent)."""
+    index: dict[tuple[str, str], set[str]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for pos, (b, w, g) in enumerate(zip(df[by].astype(str), df[within].astype(str),
+                                        df[group].astype(str), strict=True)):  # fmt: skip
+        index.setdefault((b, w), set()).add(g)
+        first_line.setdefault((b, g), pos)
+    for (b, w), groups in index.items():
+        for pair in together:
+            if w not in pair:
+                continue
+            other = pair[1] if w == pair[0] else pair[0]
+            have = index.get((b, other))
+            if have is None or "*" in have:
+                continue
+            lacking = sorted(groups - have - {"*"})
+            if lacking:
+                pos = first_line[(b, lacking[0])]
+                raise InputError(
+                    f"no {other!r} for {by} {b!r} in group {lacking[0]!r}, which has {w!r} "
+                    f"({what} needs both for every group it gives either)",
+                    file=df.attrs.get("file"),
+                    line=line_of(df, pos),
+                )

@@ -25,7 +25,7 @@ def _phase2(n_students: int = 30, n_questions: int = 20, seed: int = 5) -> pd.Da
 
 def test_turing_analyze_snippet_equals_the_command_line(sandbox):
     cli = sandbox.cli_dir
-    path = cli / "phase2.csv"
+    path = cli / "example_phase2.csv"  # the name turing simulate writes, as the snippet reads
     _phase2().to_csv(path, index=False)
     sandbox.cli("turing", "analyze", path, "--eps", 0.1, "--delta", 0.05, "--out", "an")
     sandbox.give(path)

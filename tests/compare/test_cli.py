@@ -190,7 +190,8 @@ def test_other_refusals(three_runs, cli, tmp_path):
     bad_ref = cli("compare", out / "openai-A", out / "openai-B", "--reference", "nope",
                   "--out", tmp_path / "c")  # fmt: skip
     assert bad_ref.code == 2 and "nope" in bad_ref.err
-    not_run = cli("compare", out / "openai-A", tmp_path, "--out", tmp_path / "c")
+    (tmp_path / "not-a-run").mkdir()  # (an --out inside it would be refused first)
+    not_run = cli("compare", out / "openai-A", tmp_path / "not-a-run", "--out", tmp_path / "c")
     assert not_run.code == 2 and "config.json" in not_run.err
 
 

@@ -219,11 +219,13 @@ def test_missing_file(cli, tmp_path):
         None,
         "file not found",
     )
+    empty = tmp_path / "empty"  # an input folder; the output goes beside it, not inside
+    empty.mkdir()
     one_line_error(
-        cli("pairwise", "summarize", tmp_path, "--out", tmp_path / "o"), None, "no abilities.csv"
+        cli("pairwise", "summarize", empty, "--out", tmp_path / "o"), None, "no abilities.csv"
     )
     one_line_error(
-        cli("pairwise", "replicate-teacher-test", tmp_path, "--out", tmp_path / "o"),
+        cli("pairwise", "replicate-teacher-test", empty, "--out", tmp_path / "o"),
         None,
         "missing items.jsonl",
     )

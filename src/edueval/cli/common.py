@@ -1,14 +1,24 @@
-"""Helpers shared by the command groups: the Typer app factory, options, output folders."""
+"""Helpers shared by the command groups: the Typer app factory, options, output folders.
+
+Nothing lost (issue 39): every output a command writes -- a run folder (:func:`out_dir`), a
+file (:func:`out_file`) or a database (:func:`check_outputs`) -- is checked against the
+command's inputs before anything is written or removed.  The inputs are every path the command
+line gave (each ``Path`` argument and option but ``--out``, gathered from the running command,
+so a new command cannot leave one out) plus those the command names with ``inputs=`` (a required
+argument: the files a study file names, the database behind a URL, ``()`` when there are none).
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from ..runs import check_out_dir, check_out_file, default_out
+from ..runs import Inputs, check_apart, check_out_dir, check_out_file, default_out
 from .ranges import SEED_MAX
 
 OutOption = Annotated[
@@ -85,16 +95,66 @@ def typer_app(help: str, **settings: Any) -> typer.Typer:
     )
 
 
-def out_dir(out: Path | None, command: str, overwrite: bool = False) -> Path:
+def _current_context() -> Any:
+    """The running Click context, from the ``click`` package or Typer's bundled copy."""
+    for module in ("typer._click.globals", "click.globals"):
+        try:
+            ctx = importlib.import_module(module).get_current_context(silent=True)
+        except (ImportError, AttributeError):
+            continue
+        if ctx is not None:
+            return ctx
+    return None
+
+
+def given_paths() -> list[Path]:
+    """Every path the running command was given (its ``Path`` arguments and options, lists of
+    them included), but its ``--out``: what it reads."""
+    ctx = _current_context()
+    found: list[Path] = []
+    while ctx is not None:
+        for name, value in (ctx.params or {}).items():
+            values = value if isinstance(value, (list, tuple)) else [value]
+            if name != "out":
+                found.extend(v for v in values if isinstance(v, Path))
+        ctx = ctx.parent
+    return found
+
+
+def _all_inputs(inputs: Inputs) -> list[str | Path | None]:
+    return [*given_paths(), *inputs]
+
+
+def out_dir(
+    out: Path | None,
+    command: str,
+    overwrite: bool = False,
+    *,
+    inputs: Inputs,
+    own: Iterable[str] = (),
+) -> Path:
     """The run directory for ``command``: ``--out`` checked before any work starts (one line and
-    exit 2 when it cannot be written or holds another command's run), else the default."""
+    exit 2 when it cannot be written, is, holds or lies inside an input, holds files edueval did
+    not write, or holds another command's run), else the default.  ``inputs``: the inputs not
+    given as paths on the command line (``()`` if none)."""
     path = out if out is not None else default_out(command)
-    return check_out_dir(path, command, overwrite=overwrite)
+    return check_out_dir(path, command, inputs=_all_inputs(inputs), overwrite=overwrite, own=own)
 
 
-def out_file(path: Path) -> Path:
-    """An output file given by ``--out``, checked before any work starts."""
-    return check_out_file(path)
+def out_file(path: Path, *, inputs: Inputs, own: bytes | None = None) -> Path:
+    """An output file given by ``--out``, checked before any work starts: not an input, not
+    inside an input folder, and an existing file only if it begins with ``own`` (the command's
+    own kind of file)."""
+    return check_out_file(path, inputs=_all_inputs(inputs), own=own)
+
+
+def check_outputs(outputs: Iterable[str | Path | None], *, inputs: Inputs) -> None:
+    """Outputs that are neither run folders nor ``--out`` files (e.g. a study's database):
+    each refused if it is, holds or lies inside an input."""
+    everything = _all_inputs(inputs)
+    for output in outputs:
+        if output is not None:
+            check_apart(output, everything, what="output")
 
 
 def bundled_or_given(given: Path | None, bundled: bool, copy: Path, what: str) -> Path:

@@ -69,7 +69,7 @@ def compare(
     estimates.csv, differences.csv, discordant.csv, runs.csv and report.html."""
     from ..compare.pipeline import compare_run
 
-    path = out_dir(out, "compare", overwrite)
+    path = out_dir(out, "compare", overwrite, inputs=())
     res = compare_run(path, runs, reference=reference, detect=detect, allow_subset=allow_subset,
                       failures=failures, alpha=alpha)  # fmt: skip
     for metric, ref in res["reference"].items():

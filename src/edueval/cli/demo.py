@@ -25,5 +25,7 @@ def demo(
     from ..demo import run_demo
 
     t0 = time.perf_counter()
-    index = run_demo(out_dir(out, "demo"), quick=quick, seed=seed, log=say)
+    index = run_demo(
+        out_dir(out, "demo", inputs=(), own=("index.html",)), quick=quick, seed=seed, log=say
+    )
     say(f"demo finished in {time.perf_counter() - t0:.0f} s: open {index}")

@@ -38,5 +38,7 @@ def inspect_cmd(
     answer, score, model), to open with ``inspect view``.  Needs edueval[inspect]."""
     from ..export import write_inspect_log
 
-    path = write_inspect_log(run_dir, out_file(out) if out is not None else None)
+    if out is not None:  # an inspect log: a zip (.eval) or inspect's JSON, which opens so
+        out_file(out, inputs=(), own=b"PK\x03\x04" if out.suffix == ".eval" else b'{\n  "version"')
+    path = write_inspect_log(run_dir, out)
     say(f"wrote {path} (open with: inspect view --log-dir {path.parent})")

@@ -68,7 +68,7 @@ def analyze(
     rates, DE; for the test: Cronbach's alpha (KR-20), Feldt's interval, SEM, split half."""
     from ..items.pipeline import analyze_run
 
-    path = out_dir(out, "items analyze", overwrite)
+    path = out_dir(out, "items analyze", overwrite, inputs=())
     res = analyze_run(path, responses, items, threshold=threshold, total_score=total_score)
     m = res["mean"]
     alpha = res["reliability"]["alpha"]
@@ -117,7 +117,7 @@ def pairs(
     from ..items.pairs import parse_alpha
     from ..items.pipeline import pairs_run
 
-    path = out_dir(out, "items pairs", overwrite)
+    path = out_dir(out, "items pairs", overwrite, inputs=())
     res = pairs_run(
         path,
         responses,
@@ -183,7 +183,7 @@ def dif(
     bad = [m for m in methods if m not in ("mh", "lr")]
     if bad:
         raise InputError(f"--method takes mh or lr, got {bad[0]!r}")
-    path = out_dir(out, "items dif", overwrite)
+    path = out_dir(out, "items dif", overwrite, inputs=())
     res = dif_run(path, scores, group=group, students=students, focal=focal,
                   reference=reference, methods=methods, level=level)  # fmt: skip
     ets = res["ets"]
@@ -243,7 +243,7 @@ def simulate(
         )
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    path = out_dir(out, "items simulate", overwrite)
+    path = out_dir(out, "items simulate", overwrite, inputs=())
     res = simulate_run(path, cfg)
     say(
         f"{res['n_items']} questions x {res['n_students']} students; pairs "
@@ -286,7 +286,7 @@ def irt(
     EAP/MAP scores, information; report with ICCs, test information and a Wright map."""
     from ..items.irt_pipeline import irt_run
 
-    path = out_dir(out, "items irt", overwrite)
+    path = out_dir(out, "items irt", overwrite, inputs=())
     res = irt_run(path, scores, model=model, rasch_scale=rasch_scale, se=se, g_prior=g_prior)
     m2 = res["M2"]
     say(
@@ -312,7 +312,7 @@ def irt_compare(
     correlations across items (does the simulation reproduce ordering and discrimination?)."""
     from ..items.irt_pipeline import irt_compare_run
 
-    path = out_dir(out, "items irt-compare", overwrite)
+    path = out_dir(out, "items irt-compare", overwrite, inputs=())
     res = irt_compare_run(path, real, simulated, model=model)
     b = next(c for c in res["correlations"] if c["parameter"] == "b" and c["method"] == "pearson")
     say(f"{res['n_items']} common items: r(b) = {b['r']:.3f} [{b['low']:.3f}, {b['high']:.3f}]")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..defaults import SEED
 from ..kt.data import Columns, RowFilter
 from .common import (
     ClusterOption,
@@ -199,7 +200,7 @@ def simulate(
             help="Rows per Parquet file (whole students) with --format parquet.",
         ),
     ] = 1_000_000,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -209,7 +210,7 @@ def simulate(
 
     _check_simulate_size(students, skills if params is None else 1, opportunities,
                          items_per_skill, rows_per_file if fmt.strip().lower() == "parquet" else 0)  # fmt: skip
-    path = out_dir(out, "kt simulate", overwrite)
+    path = out_dir(out, "kt simulate", overwrite, inputs=())
     res = simulate_run(
         path,
         n_students=students,
@@ -277,7 +278,7 @@ def predict(
     from ..kt.commands.pipeline import predict_run
 
     rows = _rows(only, skip_no_skill)
-    path = out_dir(out, "kt predict", overwrite)
+    path = out_dir(out, "kt predict", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = predict_run(
             path,
@@ -325,7 +326,7 @@ def fit(
             min=0, max=COUNT_MAX, help="Skills with fewer responses are skipped (with a warning)."
         ),
     ] = 10,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     col_student: ColStudent = "student",
     col_skill: ColSkill = "skill",
     col_correct: ColCorrect = "correct",
@@ -377,7 +378,7 @@ def fit(
     )
     if multiprior and multiprior_col:
         raise InputError("give --multiprior or --multiprior-col, not both")
-    path = out_dir(out, "kt fit", overwrite)
+    path = out_dir(out, "kt fit", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = fit_run(
             path,
@@ -442,7 +443,7 @@ def evaluate(
         raise InputError(f"--threshold must be in (0, 1), got {threshold}")
     if in_a_row < 1 or n_params < 0:
         raise InputError("--in-a-row must be at least 1 and --n-params non-negative")
-    path = out_dir(out, "kt evaluate", overwrite)
+    path = out_dir(out, "kt evaluate", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = evaluate_run(
             path,
@@ -526,7 +527,7 @@ def study(
     rows = students * skills * opportunities
     check_memory(rows * ROW_BYTES, ("--students", students), ("--skills", skills),
                  ("--opportunities", opportunities))  # fmt: skip
-    path = out_dir(out, "kt study", overwrite)
+    path = out_dir(out, "kt study", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = write_study_run(
             path, cfg, sensitivity=sensitivity, replications=replications, executor=executor
@@ -565,7 +566,7 @@ def crossvalidate(
         bool, typer.Option("--forgets", help="Add forgetting to a BKT model (bkt-forgets).")
     ] = False,
     restarts: RestartsOption = 5,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     col_student: ColStudent = "student",
@@ -580,7 +581,7 @@ def crossvalidate(
 
     spec = _with_forgets(model, forgets)
     check_memory(restarts * RESTART_BYTES, ("--restarts", restarts))
-    path = out_dir(out, "kt crossvalidate", overwrite)
+    path = out_dir(out, "kt crossvalidate", overwrite, inputs=())
     res = crossvalidate_run(
         path, data, spec=spec, n_folds=n_folds, by=by, seed=seed, n_restarts=restarts,
         columns=_cols(col_student, col_skill, col_correct, col_order, "known"), encoding=encoding,
@@ -609,7 +610,7 @@ def compare(
     ] = "bkt,bkt-forgets,afm,pfa",
     n_folds: FoldsOption = 5,
     restarts: RestartsOption = 5,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     col_student: ColStudent = "student",
@@ -623,7 +624,7 @@ def compare(
     from ..kt.commands.model_runs import compare_run
 
     check_memory(restarts * RESTART_BYTES, ("--restarts", restarts))
-    path = out_dir(out, "kt compare", overwrite)
+    path = out_dir(out, "kt compare", overwrite, inputs=())
     res = compare_run(
         path, data, models=models, n_folds=n_folds, seed=seed, n_restarts=restarts,
         columns=_cols(col_student, col_skill, col_correct, col_order, "known"), encoding=encoding,
@@ -658,7 +659,7 @@ def roster(
     """Replay a response log through an online roster: p_correct and p_known per update."""
     from ..kt.commands.model_runs import roster_run
 
-    path = out_dir(out, "kt roster", overwrite)
+    path = out_dir(out, "kt roster", overwrite, inputs=())
     res = roster_run(
         path, params, updates, threshold=threshold, encoding=encoding,
         columns=_cols(col_student, col_skill, col_correct, col_order, "known"),

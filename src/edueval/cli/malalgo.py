@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..defaults import SEED
 from .common import (
     JsonOption,
     OutOption,
@@ -58,7 +59,7 @@ def generate(
             "cross-validated models solve from per-choice features (AFLite); slower.",
         ),
     ] = False,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -67,7 +68,7 @@ def generate(
     from ..malalgo.pipeline import generate_run
 
     check_memory(n * QUESTION_BYTES, ("--n", n))
-    path = out_dir(out, "malalgo generate", overwrite)
+    path = out_dir(out, "malalgo generate", overwrite, inputs=())
     res = generate_run(
         path, n=n, seed=seed, grades=grade, contents=content, adversarial=adversarial
     )
@@ -119,7 +120,7 @@ def run(
     timeout: TimeoutOption = 60.0,
     no_cache: NoCacheOption = False,
     max_failures: MaxFailuresOption = "5%",
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -136,7 +137,7 @@ def run(
     ):
         if value not in allowed:
             raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    path, paths = model_paths(model, out, "malalgo run", overwrite)
+    path, paths = model_paths(model, out, "malalgo run", overwrite, inputs=())
     several = len(paths) > 1
 
     def one_run(spec: str) -> None:
@@ -189,7 +190,7 @@ def score(
     """Recompute MCQ accuracy, AIA, MIA and the breakdowns from a run's responses.csv."""
     from ..malalgo.pipeline import score_run
 
-    path = out_dir(out, "malalgo score", overwrite)
+    path = out_dir(out, "malalgo score", overwrite, inputs=())
     res = score_run(path, responses)
     say(
         f"MCQ {res['mcq']['accuracy']:.3f}  AIA {res['aia']['accuracy']:.3f}  "
@@ -205,7 +206,7 @@ def audit(
         int,
         typer.Option(min=2, max=COUNT_MAX, help="Cross-validation folds (whole questions, >= 2)."),
     ] = 5,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -221,7 +222,7 @@ def audit(
     picks.csv, weights.csv (the most telling words) and report.html."""
     from ..malalgo.pipeline import audit_run
 
-    path = out_dir(out, "malalgo audit", overwrite)
+    path = out_dir(out, "malalgo audit", overwrite, inputs=())
     res = audit_run(path, questions, folds=folds, seed=seed)
     flagged = res["flagged"]
     say(

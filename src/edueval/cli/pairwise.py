@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..defaults import MIN_COMPARISONS, RATER_TIES, SEED
 from .common import (
     ClusterOption,
     JsonOption,
@@ -99,7 +100,7 @@ def import_teacher_test(
     from ..pairwise.teacher_test import bundled_folder
 
     items = bundled_or_given(items, bundled, bundled_folder() / "items.jsonl", "items.jsonl")
-    path = out_dir(out, "pairwise import-teacher-test", overwrite)
+    path = out_dir(out, "pairwise import-teacher-test", overwrite, inputs=[items])
     res = import_run(path, items)
     if bundled:  # the authors' excluded raters, beside the comparisons, for --exclude-raters
         from ..runs import atomic_write
@@ -131,8 +132,8 @@ def fit(
             help="Item x attribute groups with fewer comparisons (after tie handling) are not "
             "fitted, with a warning.",
         ),
-    ] = 3,
-    seed: SeedOption = 1,
+    ] = MIN_COMPARISONS,
+    seed: SeedOption = SEED,
     groups_per_task: Annotated[
         int,
         typer.Option(
@@ -195,7 +196,7 @@ def fit(
     from ..pairwise.pipeline import fit_run
 
     _check_draws(chains, draws)
-    path = out_dir(out, "pairwise fit", overwrite)
+    path = out_dir(out, "pairwise fit", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = fit_run(
             path,
@@ -257,7 +258,7 @@ def raters(
             "--ties",
             help="Tie handling (default drop: a tie says nothing about a position preference).",
         ),
-    ] = "drop",
+    ] = RATER_TIES,
     compare: Annotated[
         Path | None,
         typer.Option(
@@ -267,14 +268,14 @@ def raters(
     chains: Chains = 4,
     warmup: Warmup = 1000,
     draws: Draws = 1000,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     json_out: JsonOption = False,
 ) -> None:
     """Per-rater order effect alpha0; flag raters whose 95% HDI excludes 0."""
     from ..pairwise.pipeline import raters_run
 
     _check_draws(chains, draws)
-    path = out_dir(out, "pairwise raters", overwrite)
+    path = out_dir(out, "pairwise raters", overwrite, inputs=())
     res = raters_run(
         path,
         data,
@@ -320,7 +321,7 @@ def summarize(
     """Per attribute: ANOVA and Tukey HSD across agents, Table 3, optional correlation."""
     from ..pairwise.pipeline import summarize_run
 
-    path = out_dir(out, "pairwise summarize", overwrite)
+    path = out_dir(out, "pairwise summarize", overwrite, inputs=())
     res = summarize_run(
         path,
         abilities,
@@ -347,14 +348,14 @@ def hierarchical(
     chains: Chains = 4,
     warmup: Warmup = 1000,
     draws: Draws = 1000,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     json_out: JsonOption = False,
 ) -> None:
     """Pooled model (agent means + item deviations): agent differences with credible intervals."""
     from ..pairwise.pipeline import hierarchical_run
 
     _check_draws(chains, draws)
-    path = out_dir(out, "pairwise hierarchical", overwrite)
+    path = out_dir(out, "pairwise hierarchical", overwrite, inputs=())
     res = hierarchical_run(
         path,
         data,
@@ -459,7 +460,7 @@ def simulate(
         target=target,
         seed=seed,
     )
-    path = out_dir(out, "pairwise simulate", overwrite)
+    path = out_dir(out, "pairwise simulate", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = simulate_run(path, cfg, executor=executor)
     for p, v in res["judgements_to_target"].items():
@@ -485,14 +486,14 @@ def replicate_teacher_test(
     chains: Chains = 4,
     warmup: Warmup = 1000,
     draws: Draws = 1000,
-    seed: SeedOption = 1,
+    seed: SeedOption = SEED,
     json_out: JsonOption = False,
 ) -> None:
     """Replicate Tack & Piech (EDM 2022) on the public data, beside the published numbers."""
     from ..pairwise.replication import ReplicationConfig, replicate_run
 
     _check_draws(chains, draws)
-    path = out_dir(out, "pairwise replicate-teacher-test", overwrite)
+    path = out_dir(out, "pairwise replicate-teacher-test", overwrite, inputs=())
     cfg = ReplicationConfig(chains=chains, warmup=warmup, draws=draws, seed=seed)
     res = replicate_run(path, folder, cfg, log=say)
     for mode, d in res["differences"].items():

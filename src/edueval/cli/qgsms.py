@@ -160,7 +160,7 @@ def run(
     ranking of the questions (1 / 0.5 score, Bradley-Terry) against the true measure."""
     from ..qgsms import MethodConfig, run_qgsms
 
-    path, paths = model_paths(model, out, "qgsms run", overwrite)
+    path, paths = model_paths(model, out, "qgsms run", overwrite, inputs=())
     cfg = MethodConfig(n_profiles=profiles, max_profiles=max_profiles, personas=personas,
                        rounds=rounds, temperature=temperature, simulate=simulate,
                        judge_material=judge_material, explanation_chars=explanation_chars,
@@ -198,7 +198,7 @@ def score(
     score, Bradley-Terry, correlations with the true measure, ANOVA over DE) from judgements.csv."""
     from ..qgsms import score_run
 
-    path = out_dir(out, "qgsms score", overwrite)
+    path = out_dir(out, "qgsms score", overwrite, inputs=())
     res = score_run(path, judgements, bradley_terry=bt, seed=seed)
     say(_line(res))
     done(path, json=json_out)

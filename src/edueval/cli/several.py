@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from ..runs import Inputs
 from .common import out_dir, say
 
 __all__ = ["ModelsOption", "model_slug", "model_paths", "run_models"]
@@ -37,11 +38,13 @@ def model_slug(spec: str) -> str:
 
 
 def model_paths(
-    model: list[str] | None, out: Path | None, command: str, overwrite: bool
-) -> tuple[Path, dict[str, Path]]:
+    model: list[str] | None, out: Path | None, command: str, overwrite: bool, *,
+    inputs: Inputs,
+) -> tuple[Path, dict[str, Path]]:  # fmt: skip
     """The output folder and each model's run folder in it: the folder itself for one model,
     ``<slug>/`` for several (and ``compare/`` made ready for their comparison).  The models
-    are checked before any folder is made."""
+    are checked before any folder is made; every folder, against the inputs (:func:`out_dir`:
+    ``inputs`` beyond the command line's paths)."""
     from ..io import InputError
     from ..models import default_model_spec
 
@@ -51,12 +54,13 @@ def model_paths(
     slugs = [model_slug(s) for s in specs]
     if len(specs) > 1 and (len(set(slugs)) < len(slugs) or "compare" in slugs):
         raise InputError("--model: two models give the same folder name: " + ", ".join(slugs))
-    path = out_dir(out, command, overwrite)
+    inputs = list(inputs)
+    path = out_dir(out, command, overwrite, inputs=inputs)
     if len(specs) == 1:
         return path, {specs[0]: path}
-    paths = {s: out_dir(path / slug, command, overwrite)
+    paths = {s: out_dir(path / slug, command, overwrite, inputs=inputs)
              for s, slug in zip(specs, slugs, strict=True)}  # fmt: skip
-    out_dir(path / "compare", "compare", overwrite)
+    out_dir(path / "compare", "compare", overwrite, inputs=inputs)
     return path, paths
 
 

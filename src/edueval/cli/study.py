@@ -14,6 +14,7 @@ from .common import (
     JsonOption,
     OutOption,
     OverwriteOption,
+    check_outputs,
     done,
     out_dir,
     out_file,
@@ -43,6 +44,53 @@ def _open(study_path: Path, db: str | None, *, create: bool = True):
 
     study = load_study(study_path)
     return study, StudyDB(study, db or default_db_url(study_path), create=create)
+
+
+def items_file(study_path: Path) -> Path | None:
+    """The items file that ``study.yaml`` names (None if it names none: reading the study will
+    say what is wrong)."""
+    import yaml
+
+    try:
+        settings = yaml.safe_load(Path(study_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError, RecursionError):
+        return None
+    items = settings.get("items") if isinstance(settings, dict) else None
+    if isinstance(items, str) and items and "\0" not in items:
+        return Path(study_path).parent / items
+    return None
+
+
+def database_file(study_path: Path, db: str | None) -> Path | None:
+    """The study's SQLite database file (None for a server database)."""
+    from ..study import default_db_url
+
+    return sqlite_file(db or default_db_url(study_path))
+
+
+def study_files(study_path: Path, db: str | None) -> list[Path | None]:
+    """What a study command reads besides its arguments: the items file that ``study.yaml``
+    names and the study's SQLite database (both never to be written over)."""
+    return [items_file(study_path), database_file(study_path, db)]
+
+
+def _check_database(study_path: Path, db: str | None) -> None:
+    """The database a command writes (participants, answers) is none of its other inputs: not
+    the study file, its items or a participants list."""
+    check_outputs([database_file(study_path, db)], inputs=[items_file(study_path)])
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file behind a SQLite database URL (None for a server database or an in-memory one)."""
+    if not url.startswith("sqlite"):
+        return None
+    try:
+        from sqlalchemy.engine import make_url
+
+        name = make_url(url).database
+    except Exception:  # an unusable URL: opening the database will say so
+        return None
+    return Path(name) if name and name != ":memory:" and not name.startswith("file:") else None
 
 
 def _admin_token(given: str | None, token_file: Path | None) -> str:
@@ -151,6 +199,7 @@ def serve(
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise InputError("--ssl-certfile and --ssl-keyfile go together")
     tls = ssl_certfile is not None
+    _check_database(study_path, db)
     study = load_study(study_path)
     url = db or default_db_url(study_path)
     token = _admin_token(admin_token, admin_token_file)
@@ -198,7 +247,9 @@ def invite(
     from ..study.inputs import read_participants
 
     if out is not None:
-        out_file(out)  # before any participant is created: their links must not be lost
+        # before any participant is created: their links must not be lost
+        out_file(out, inputs=study_files(study_path, db), own=b"participant,url\n")
+    _check_database(study_path, db)
     labels: list[str] = []
     if participants is not None:
         labels = [label for label, _ in read_participants(participants)]
@@ -233,7 +284,7 @@ def export(
     choices.csv (turing analyze) or phase1.csv (turing generate)."""
     from ..study.export import export_run
 
-    path = out_dir(out, "study export", overwrite)
+    path = out_dir(out, "study export", overwrite, inputs=study_files(study_path, db))
     study, sdb = _open(study_path, db, create=False)
     try:
         res = export_run(path, study, sdb)

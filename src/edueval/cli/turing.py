@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..defaults import N_BOOT, TURING_SE, TURING_SIMULATION_SE
 from .common import (
     ClusterOption,
     JsonOption,
@@ -109,16 +110,16 @@ def analyze(
             "wrong), cr2 (CR2's variance), cr1 (Liang-Zeger, G - 1 df) or naive; 'clustered' "
             "means the default. All are reported.",
         ),
-    ] = None,
+    ] = TURING_SE,
     n_boot: Annotated[
-        int | None,
+        int,
         typer.Option(
             "--boot",
             min=1,
             max=1_000_000,
             help="Bootstrap draws of the students for --se boot (default 999).",
         ),
-    ] = None,
+    ] = N_BOOT,
     seed: SeedOption = 0,
     phase1: Annotated[
         Path | None,
@@ -135,7 +136,7 @@ def analyze(
     """Selection rates, McNemar, TOST, superiority over random and the verdict."""
     from ..turing.pipeline import analyze_run
 
-    path = out_dir(out, "turing analyze", overwrite)
+    path = out_dir(out, "turing analyze", overwrite, inputs=())
     res = analyze_run(
         path, choices, eps=eps, delta=delta, alpha=alpha, se=se, phase1_path=phase1,
         n_boot=n_boot, seed=seed,
@@ -277,7 +278,7 @@ def power(
     confidence: CovConfidence = 0.95,
     per_student: CovPerStudent = 1,
     reveal: CovReveal = 0.2,
-    se: ClusterSeOption = "cr3",
+    se: ClusterSeOption = TURING_SIMULATION_SE,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     cluster: ClusterOption = None,
@@ -294,7 +295,7 @@ def power(
     if not coverage:
         cells = max(students, min(POWER_BLOCK, reps * students)) * questions
         check_memory(cells * MCQ_BYTES, ("--students", students), ("--questions", questions))
-    path = out_dir(out, "turing power", overwrite)
+    path = out_dir(out, "turing power", overwrite, inputs=())
     if coverage:
         res = coverage_run(
             path, k=top_k, p_min=p_min, zipf=zipf, n_misconceptions=misconceptions,
@@ -375,7 +376,7 @@ def simulate(
         ),
     ] = None,
     seed: SeedOption = 0,
-    se: ClusterSeOption = "cr3",
+    se: ClusterSeOption = TURING_SIMULATION_SE,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     cluster: ClusterOption = None,
@@ -397,7 +398,7 @@ def simulate(
     g, option = max((students, "--students"), *((n, "--sizes") for n in grid))
     cells = min(reps, SIMULATE_BLOCK) * g * questions
     check_memory(cells * MCQ_BYTES, (option, g), ("--questions", questions))
-    path = out_dir(out, "turing simulate", overwrite)
+    path = out_dir(out, "turing simulate", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = simulate_run(
             path, cfg, n_students_grid=grid, p_rules=rules, log=say, executor=executor
@@ -465,7 +466,7 @@ def generate(
     from ..models import default_model_spec
     from ..turing.generate_runs import generate_run
 
-    path = out_dir(out, "turing generate", overwrite)
+    path = out_dir(out, "turing generate", overwrite, inputs=())
     spec = model or default_model_spec()  # $EDUEVAL_MODEL, else local
 
     def opener_for(spec, urls, key_env):
@@ -543,7 +544,7 @@ def assemble(
     whose AI distractor is missing is shown without it and counts as the AI not chosen)."""
     from ..turing.pipeline import assemble_run
 
-    path = out_dir(out, "turing assemble", overwrite)
+    path = out_dir(out, "turing assemble", overwrite, inputs=())
     res = assemble_run(path, ai, human, random_path=random, seed=seed, keep_disputed=keep_disputed)
     say(
         f"{res['n_mcqs']} MCQs for {res['n_students']} students; {res['shared_options']} with a "

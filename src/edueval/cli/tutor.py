@@ -60,7 +60,7 @@ def import_ncte_cmd(
         Path(__file__).resolve().parents[1] / "tutor" / "data" / "ncte-uptake" / "uptake_data.csv"
     )
     csv = bundled_or_given(csv, bundled, copy, "the NCTE uptake CSV")
-    res = import_ncte(csv, out_file(out), limit=limit)
+    res = import_ncte(csv, out_file(out, inputs=[csv], own=b'{"id": '), limit=limit)
     say(f"{res['n_dialogues']} dialogues from {res['n_observations']} observations -> {out}")
 
 
@@ -116,7 +116,7 @@ def reply(
     from ..models import default_model_spec
     from ..tutor import reply_run
 
-    path = out_dir(out, "tutor reply", overwrite)
+    path = out_dir(out, "tutor reply", overwrite, inputs=())
     name = model or default_model_spec()
     res = reply_run(
         path,
@@ -211,7 +211,8 @@ def make_study_cmd(
     """A comparative-judgement study (study.yaml + items.jsonl) from real + AI replies."""
     from ..tutor import make_study
 
-    res = make_study(out_dir(out, "tutor make-study"), replies, items_per_participant=items_per_participant,
+    path = out_dir(out, "tutor make-study", inputs=())
+    res = make_study(path, replies, items_per_participant=items_per_participant,
                      limit=limit, seed=seed, title=title, keep_degenerate=keep_degenerate,
                      select=select, select_column=select_column, min_words=min_words,
                      context_tokens=context_tokens)  # fmt: skip

@@ -59,6 +59,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from statsmodels.stats.multitest import multipletests
 
+from ..defaults import SEED
 from ..misconceptions.key_cues import centrality
 from ..stats import binomial_test, wilson_interval
 from .audit_features import option_table, signed_log, within_question
@@ -527,7 +528,7 @@ def _surface_audit(
 
 
 def audit_key_cues(
-    questions: pd.DataFrame, *, folds: int = 5, seed: int = 0, top: int = 15
+    questions: pd.DataFrame, *, folds: int = 5, seed: int = SEED, top: int = 15
 ) -> AuditResult:
     """Single surface cues, cross-validated combined models and the words-only model: how often
     does each pick the key, against chance?

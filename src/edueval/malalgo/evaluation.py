@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..defaults import SEED
 from ..io import InputError
 from ..models.budget import (
     DEFAULT_MAX_FAILURES,
@@ -242,7 +243,7 @@ def evaluate(
     shots: int = 0,
     scoring: str = "generate",
     rationale_order: str = "shuffle",
-    seed: int = 0,
+    seed: int = SEED,
     mcq: bool = True,
     limit: int | None = None,
     max_failures: MaxFailures | str | int | float = DEFAULT_MAX_FAILURES,

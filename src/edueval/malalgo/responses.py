@@ -38,7 +38,9 @@ _TEXT = ["question_id", "task_id", "kind", "status", "target", "answer_label", "
 #: exactly as written; ``is_correct_choice`` is 0/1 (true/false); ``kind``, ``status``, ``target``
 #: and ``answer_label`` are checked against their vocabularies below; one row per (question, kind,
 #: choice).  Open: the prompt, reply and per-question columns (``grade``, ``content``, ``dok``,
-#: required as ``meta``) are kept; a near miss of a missing column is refused.
+#: asked for as ``meta``) are kept; a near miss of a missing column is refused.  The per-question
+#: columns are optional, as in the question file: a run of questions without them (MalAlgoQA's
+#: release format) writes them empty, and an empty or absent one reads back as missing.
 RESPONSES_SCHEMA = Schema(
     "malalgo responses file",
     (Col("task_id", "id"), Col("question_id", "id"), Col("kind"), Col("choice"),
@@ -79,10 +81,14 @@ def _one_key_per_question(df: pd.DataFrame) -> None:
                          line=line_of(df, pos), column="is_correct_choice")  # fmt: skip
 
 
+def _optional(col: Col) -> Col:
+    return Col(col.name, col.kind, required=False, low=col.low, high=col.high, empty_ok=True)
+
+
 def read_responses(path: str | Path, meta: list[str]) -> pd.DataFrame:
     """The ``responses.csv`` of a ``malalgo run``, checked (see the module docstring)."""
     df = read_table(path, text_columns=_TEXT)
-    extra = tuple(_META_COLUMNS.get(m, Col(m)) for m in meta)
+    extra = tuple(_optional(_META_COLUMNS.get(m, Col(m))) for m in meta)
     schema = Schema(RESPONSES_SCHEMA.what, RESPONSES_SCHEMA.columns + extra,
                     key=RESPONSES_SCHEMA.key)  # fmt: skip
     checked = schema.validate(df)
@@ -91,5 +97,8 @@ def read_responses(path: str | Path, meta: list[str]) -> pd.DataFrame:
     _one_of(df, "target", LETTERS)
     _one_of(df, "answer_label", LETTERS, empty_ok=df["status"].isin(_NO_ANSWER).to_numpy())
     df["is_correct_choice"] = checked["is_correct_choice"].astype(bool)
+    for m in meta:
+        if m not in df.columns:
+            df[m] = np.nan
     _one_key_per_question(df)
     return df

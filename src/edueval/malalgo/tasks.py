@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..defaults import SEED
 from ..models import ChatRequest, ChatResult, parse_json_answer
 from ..seeding import child_rngs
 from .data import LETTERS
@@ -73,7 +74,7 @@ def build_tasks(
     rationale_order: str = "shuffle",
     scoring: str = "generate",
     mcq: bool = True,
-    seed: int = 0,
+    seed: int = SEED,
 ) -> list[Task]:
     """Four identification tasks per question (one per choice) and, with ``mcq``, the question
     itself.  The rationales of a question are shown in one seeded order for all four of its

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..defaults import SEED
 from ..seeding import DEFAULT_SEED
 from . import adversarial, balance, targets
 from .library import (
@@ -200,7 +201,7 @@ def _generate(
 
 def generate_items(
     n: int,
-    seed: int | None = None,
+    seed: int | None = SEED,
     grades: Iterable[int] | None = None,
     contents: Iterable[str] | None = None,
     adversarial: bool = False,

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..defaults import MIN_COMPARISONS, SEED
 from ..io import InputError
 from ._sampler import (
     ESS_MIN,
@@ -562,8 +563,8 @@ class BradleyTerry:
         *,
         groups: Sequence[str] = ("item", "attribute"),
         ties: str = "random",
-        seed: int | None = None,
-        min_comparisons: int = 1,
+        seed: int | None = SEED,
+        min_comparisons: int = MIN_COMPARISONS,
         agents: Sequence[str] | None = None,
     ) -> None:
         self.groups = tuple(groups)

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..defaults import SEED
 from ._sampler import (
     ESS_MIN,
     RHAT_MAX,
@@ -351,7 +352,7 @@ class HierarchicalBradleyTerry:
         comparisons: pd.DataFrame,
         *,
         ties: str = "random",
-        seed: int | None = None,
+        seed: int | None = SEED,
         min_comparisons: int = 1,
         agent_order: Sequence[str] | None = None,
         parametrization: str = "centred",

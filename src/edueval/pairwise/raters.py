@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..defaults import RATER_TIES, SEED
 from .bradley_terry import BradleyTerry, BradleyTerryResults, tidy_rows
 
 __all__ = ["RaterModel", "RaterResults"]
@@ -171,8 +172,8 @@ class RaterModel:
         comparisons: pd.DataFrame,
         *,
         per: str = "attribute",
-        ties: str = "random",
-        seed: int | None = None,
+        ties: str = RATER_TIES,
+        seed: int | None = SEED,
     ) -> None:
         if per not in ("attribute", "rater"):
             raise ValueError("per must be 'attribute' or 'rater'")

@@ -139,6 +139,7 @@ def alpha_curve(pairs: pd.DataFrame, alpha: dict[str, float]) -> pd.DataFrame:
     dimension's threshold upwards (steps of 0.05 for DF/DC, 1 for DE) -- the paper's Figure 3."""
     rows = []
     for (method, dim), g in pairs.groupby(["method", "dimension"], sort=False):
+        g = g[g["diff"].notna()]  # a pairs file without the measures (optional) has no curve
         if dim == "TC" or not len(g):
             continue
         step = ALPHA_STEP[dim]

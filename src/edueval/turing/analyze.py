@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..defaults import TURING_SE
 from ..io import InputError, as_table, check_unique, line_of
 from ..stats import wilson_interval
 from ..tables import Col, Schema
@@ -386,7 +387,7 @@ def analyze_choices(
     eps: float = 0.10,
     delta: float = 0.05,
     alpha: float = 0.05,
-    se: str = DEFAULT_SE,
+    se: str = TURING_SE,
     n_boot: int = N_BOOT,
     seed: int = 0,
 ) -> TuringResults:

@@ -121,6 +121,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
+from ..defaults import N_BOOT as _N_BOOT
+from ..defaults import TURING_SE, TURING_SIMULATION_SE
 from ..stats import cr1_mean, sign_test
 
 __all__ = [
@@ -163,12 +165,12 @@ ANALYTIC_SE = ("cr3", "cr2", "cr1")
 #: bootstrap-t: :func:`boot_mean`)
 CLUSTER_SE = ("boot", *ANALYTIC_SE)
 #: the kind that decides ``turing analyze``'s verdict unless ``se`` says otherwise
-DEFAULT_SE = CLUSTER_SE[0]
+DEFAULT_SE = TURING_SE
 #: the kind behind the simulated verdicts of ``turing power`` / ``turing simulate`` by default
 #: (thousands of studies each: the analytic CR3, not B bootstrap draws per study)
-SIMULATION_SE = "cr3"
+SIMULATION_SE = TURING_SIMULATION_SE
 #: bootstrap draws of ``boot`` (α(B + 1) is an integer for α = 0.05, 0.01, 0.1)
-N_BOOT = 999
+N_BOOT = _N_BOOT
 #: every kind of standard error ``turing analyze`` reports
 SE_KINDS = ("naive", *CLUSTER_SE)
 #: what each kind is, in words (for reports and results.json)

@@ -46,6 +46,7 @@ except ImportError:  # pragma: no cover - scikit-learn not installed: the same p
             return self
 
 
+from ...defaults import SEED
 from ...seeding import rng as make_rng
 from ..data import Columns, Sequences, pack, time_major
 from . import _kernels as K
@@ -135,7 +136,7 @@ def simulate(
     params: pd.DataFrame | Mapping[str, BKTParams],
     n_students: int,
     n_opportunities: int,
-    seed: int | None = None,
+    seed: int | None = SEED,
 ) -> pd.DataFrame:
     """Sample students from the BKT generative model (Pardos & Yudelson, Sec. 5.1).
 
@@ -272,7 +273,7 @@ class BKT(BaseEstimator):
         tol: float = 1e-9,
         guess_max: float = 0.5,
         slip_max: float = 0.5,
-        seed: int | None = None,
+        seed: int | None = SEED,
         accelerate: bool = True,
         columns: Columns | None = None,
         multigs: str | None = None,

@@ -61,7 +61,7 @@ import pandas as pd
 
 from ...io import InputError, as_table, line_of
 from ...seeding import rng as make_rng
-from ...tables import Col, Schema, check_complete, near_miss
+from ...tables import Col, Schema, check_complete, check_complete_groups, near_miss
 from ..data import Columns, Sequences, pack
 from . import _variant_kernels as VK
 from .params import PARAM_NAMES
@@ -500,6 +500,7 @@ def read_param_file(data: str | Path | pd.DataFrame, *, collapse: bool = True) -
     out = _check_long(df, "long parameter file", extra=("share",))
     check_complete(out[out["parameter"] != "share"], "skill", "parameter",
                    [p for p in PARAM_NAMES if p != "forget"], what="a parameter file")  # fmt: skip
+    check_complete_groups(out, [("guess", "slip"), ("learn", "forget")], what="a parameter file")
     _spec_of(out)  # refuses malformed group labels now rather than at prediction
     if not collapse:
         return out

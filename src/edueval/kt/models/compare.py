@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...defaults import SEED
 from ...io import binary_column
 from ...stats import paired_difference, t_interval
 from ..data import Columns
@@ -104,7 +105,7 @@ def compare_models(
     specs: list[str],
     *,
     n_folds: int = 5,
-    seed: int | None = None,
+    seed: int | None = SEED,
     n_restarts: int = 5,
     columns: Columns | None = None,
     progress=None,

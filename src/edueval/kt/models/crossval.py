@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...defaults import SEED
 from ...io import InputError, binary_column
 from ...seeding import rng
 from .. import metrics as M
@@ -185,7 +186,7 @@ def cross_validate(
     *,
     n_folds: int = 5,
     by: str = "student",
-    seed: int | None = None,
+    seed: int | None = SEED,
     columns: Columns | None = None,
     name: str = "model",
 ) -> CVResult:
