@@ -63,7 +63,7 @@ ALIAS = {"restarts": "n_restarts", "students": "n_students", "skills": "n_skills
          "bt": "bradley_terry", "folds": "n_folds", "in_a_row": "n_in_a_row",
          "random_sets": "n_random_sets"}  # fmt: skip
 #: parameters whose command-line form is text the library parses (the same value either way)
-SAME_VALUE = {("max_failures", "5%"), ("budgets", None)}  # budgets: None / () = every round
+SAME_VALUE = {("max_failures", "5%"), ("budgets", None)}  # budgets: the default list either way
 
 
 def _command(path: str) -> Any:
