@@ -101,10 +101,13 @@ def _declared() -> Iterator[tuple[str, str, Schema, str]]:
             value = values.get(name)
             if isinstance(value, Schema):
                 yield module, name, value, about
-            elif isinstance(value, Mapping) and value:
-                if all(isinstance(v, Schema) for v in value.values()):
-                    for key, schema in value.items():
-                        yield module, f"{name}[{key!r}]", schema, about
+            elif (
+                isinstance(value, Mapping)
+                and value
+                and all(isinstance(v, Schema) for v in value.values())
+            ):
+                for key, schema in value.items():
+                    yield module, f"{name}[{key!r}]", schema, about
 
 
 @lru_cache(maxsize=1)
@@ -144,9 +147,7 @@ def find_table(name: str) -> Table:
     if len(short) == 1:
         return short[0]
     if short:
-        raise InputError(
-            f"table {name!r} is ambiguous: {', '.join(t.name for t in short)}"
-        )
+        raise InputError(f"table {name!r} is ambiguous: {', '.join(t.name for t in short)}")
     raise InputError(
         f"no input table {name!r}; `edueval formats` lists them "
         f"({', '.join(t.name for t in tables)})"
