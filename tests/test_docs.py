@@ -60,9 +60,14 @@ def test_api_reference_names_the_entry_points(site):
         ids = _ids((site / "api" / f"{page}.html").read_text())
         for name in names:
             assert name in ids, f"{name} is not documented on api/{page}.html"
-    # Sphinx roles became code spans, not raw ":func:`...`" text
-    kt = (site / "api" / "kt.html").read_text()
-    assert not re.search(r":(func|class|meth|data|mod):`", kt)
+    for page in (site / "api").glob("*.html"):
+        html = page.read_text()
+        # Sphinx roles became code spans, not raw ":func:`...`" text
+        assert not re.search(r":(func|class|meth|data|mod|attr):`", html), page.name
+        # a one-line "name : description" entry is shown as a description, not as a type
+        types = re.findall(r"<td>\s*<code>([^<]*)</code>\s*</td>", html)
+        prose = [t for t in types if len(t.split()) > 6]
+        assert not prose, (page.name, prose[:3])
 
 
 def test_formats_page_lists_every_column_of_every_schema(site):
