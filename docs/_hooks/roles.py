@@ -3,7 +3,7 @@ parser without changing them:
 
 * Sphinx roles (``:func:`x```), which Markdown does not know, become code spans (``x``), ``~``
   dropped -- shown as code, not as links;
-* in a ``Parameters`` or ``Attributes`` section, edueval writes ``name : description`` on one
+* in a ``Parameters``, ``Attributes`` or ``Raises`` section, edueval writes ``name : description`` on one
   line, where numpy style reads the text after the colon as the *type*; the description is
   moved to its own indented line, so the site shows it as the description.
 """
@@ -16,8 +16,8 @@ from typing import Any
 import griffe
 
 _ROLE = re.compile(r":(?:py:)?[a-z]+:`~?([^`]+)`")
-_SECTIONS = ("Parameters", "Other Parameters", "Attributes")
-_ENTRY = re.compile(r"^([A-Za-z_*][\w*]*(?:, *[A-Za-z_*][\w*]*)*) : (.+)$")
+_SECTIONS = ("Parameters", "Other Parameters", "Attributes", "Raises")
+_ENTRY = re.compile(r"^([A-Za-z_*][\w*.]*(?:, *[A-Za-z_*][\w*.]*)*) : (.+)$")
 _RULE = re.compile(r"^-{3,}\s*$")
 
 
