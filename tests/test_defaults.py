@@ -137,7 +137,7 @@ def test_every_analysis_command_is_paired() -> None:
         "demo", "compare", "export inspect", "models check", "kt predict", "kt roster",
         "malalgo score", "pairwise import-teacher-test", "pairwise summarize",
         "pairwise replicate-teacher-test", "turing power", "study serve", "study invite",
-        "study export", "tutor import-ncte",
+        "study export", "tutor import-ncte", "formats",
     }  # fmt: skip
     missing = sorted(set(leaves(typer.main.get_command(app))) - paired - no_library_defaults)
     assert not missing, f"commands whose defaults no test compares with the library: {missing}"

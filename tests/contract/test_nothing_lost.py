@@ -22,7 +22,10 @@ from typing import Any
 import pytest
 
 #: Commands that write nothing (nothing to point at an input).
-NO_OUTPUT = {"models check": "probes a model server; writes nothing"}
+NO_OUTPUT = {
+    "models check": "probes a model server; writes nothing",
+    "formats": "prints the input tables' declarations; writes nothing",
+}
 #: Commands that read nothing from the user (nothing to write over); their folder rule --
 #: a folder holding files edueval did not write is refused -- is tested below.
 NO_INPUT = {

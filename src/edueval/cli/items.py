@@ -276,7 +276,12 @@ def irt(
     ),
     g_prior: Annotated[
         tuple[float, float] | None,
-        typer.Option(help="3PL: normal prior MEAN SD on logit(g) (default none, as mirt)."),
+        typer.Option(
+            min=-20.0,
+            max=20.0,
+            help="3PL: normal prior MEAN SD on logit(g), each in [-20, 20], SD > 0 (default none, "
+            "as mirt).",
+        ),
     ] = None,
     out: OutOption = None,
     overwrite: OverwriteOption = False,

@@ -38,6 +38,7 @@ from ..runs import RunFailed, mark_open_runs
 from . import compare as compare_cmd
 from . import demo as demo_cmd
 from . import export as export_cmd
+from . import formats as formats_cmd
 from . import items as items_cmd
 from . import kt, malalgo
 from . import models as models_cmd
@@ -67,6 +68,7 @@ app.add_typer(tutor_cmd.app, name="tutor")
 app.add_typer(export_cmd.app, name="export")
 app.command("demo")(demo_cmd.demo)
 app.command("compare")(compare_cmd.compare)
+app.command("formats")(formats_cmd.formats)
 
 
 def _version(value: bool) -> None:

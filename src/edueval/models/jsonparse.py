@@ -59,8 +59,10 @@ def parse_json_answer(
 
     Returns
     -------
-    The value; ``None`` when nothing acceptable parses, when the answer was cut off, and when
-    acceptable candidates disagree (on ``require_keys`` when given, else on the whole value).
+    Any
+        The value; ``None`` when nothing acceptable parses, when the answer was cut off, and
+        when acceptable candidates disagree (on ``require_keys`` when given, else on the whole
+        value).
 
     Examples
     --------

@@ -29,7 +29,8 @@ def canonical_json(obj: Any) -> str:
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat-completion request, independent of the backend.
+    """One chat-completion request, independent of the backend.  Use :meth:`user` for the common
+    one-prompt case.
 
     Parameters
     ----------
@@ -50,8 +51,6 @@ class ChatRequest:
         say) although no JSON is forced on it.  It does not change the request sent, only which
         replies are kept in the cache: one without a complete JSON value (cut off by the token
         limit before its answer) is not.  Not part of the cache key.
-
-    Use :meth:`user` for the common one-prompt case.
     """
 
     messages: tuple[Message, ...]

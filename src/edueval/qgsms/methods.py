@@ -91,7 +91,8 @@ class MethodConfig:
     chateval_personas : ``"generated"`` (the model writes the panel) or ``"fixed"``.
     explanation_chars : the most characters of one Step-2 explanation (the schema's bound; the
         paper sets none). The embedded model's 2048-token context needs ~120 with 10 students.
-    *_tokens : generation limits; ``prediction_tokens`` is per simulated student.
+    judge_tokens, cot_tokens, profile_tokens, prediction_tokens : generation limits;
+        ``prediction_tokens`` is per simulated student.
     """
 
     n_profiles: int = 10
