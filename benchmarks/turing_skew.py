@@ -8,6 +8,8 @@ TOST's two one-sided tests (the superiority tests are `boot`'s throughout).
     python benchmarks/turing_skew.py double 20 2000 0.1      # double (calibrated) bootstrap-t, 199 x 99
     python benchmarks/turing_skew.py score 4000 ability_lengths,ability 10,20,40,80  # null-centred SE
     python benchmarks/turing_skew.py diag 20 10000 0.1       # false draws by number of preferring students
+    python benchmarks/turing_skew.py unweighted 4000 ability_lengths,ability 10,20,40,80,160
+    python benchmarks/turing_skew.py misc                    # BM df vs effective G; double-bootstrap time
 
 Arguments after the part: students, studies, d (and optionally the design); for `score`: studies,
 designs, sizes (it prints current / score-type draw % at d = +eps, -eps, 0).
@@ -521,6 +523,92 @@ def part_diag(argv: list[str]) -> None:  # noqa: C901, PLR0915
         print(
             f"share-K/G in [{lo},{hi}) P={m.mean():.3f} P(draw|.)={d[m].mean():.3f} contrib={100 * (d & m).mean():.2f}%"
         )
+
+
+def part_unweighted(argv: list[str]) -> None:
+    """Unweighted mean of the students' d_g (t + Hall, G - 1 df) against `boot`, by cell:
+    `unweighted STUDIES DESIGNS SIZES`; draw % boot / unweighted at d = +eps, -eps, 0."""
+    import numpy as np
+
+    from edueval.turing.power import design_counts
+    from edueval.turing.stats import (
+        VERDICTS,
+        F,
+        MeanEstimate,
+        _skew_from_moments,
+        batch_tests,
+    )
+
+    eps, delta, alpha = 0.10, 0.05, 0.05
+    draw = VERDICTS.index("draw")
+    studies, designs = int(argv[0]), argv[1].split(",")
+    sizes = [int(x) for x in argv[2].split(",")]
+    print(f"S={studies} bound {100 * (alpha + 2 * np.sqrt(alpha * (1 - alpha) / studies)):.2f}")
+    for design in designs:
+        for g in sizes:
+            out = []
+            for diff in (eps, -eps, 0.0):
+                rng = np.random.default_rng([g, int(1000 * diff) + 500, 23])
+                cur = unw = 0
+                for c0 in range(0, studies, 2000):
+                    k = min(2000, studies - c0)
+                    counts = design_counts(rng, k, g, design, diff=diff)
+                    bt = batch_tests(
+                        counts, eps=eps, delta=delta, alpha=alpha, cluster_se="boot",
+                        n_boot=399, seed=int(rng.integers(2**62)),
+                    )  # fmt: skip
+                    sup = (bt.sup["clustered"]["ai"]["p"] < alpha) & (
+                        bt.sup["clustered"]["human"]["p"] < alpha
+                    )
+                    dg = (counts[..., F["A"]] - counts[..., F["H"]]) / counts[..., F["n"]]
+                    mu = dg.mean(-1)
+                    r = dg - mu[:, None]
+                    se = r.std(-1, ddof=1) / np.sqrt(g)
+                    sk = _skew_from_moments((r**2).mean(-1), (r**3).mean(-1), g, np.ones(k, bool))
+                    eu = MeanEstimate(mu, se, np.full(k, g - 1.0), sk, se == 0)
+                    ok = (eu.p_lower(eps) < alpha) & (eu.p_upper(-eps) < alpha)
+                    cur += (bt.verdict["clustered"] == draw).sum()
+                    unw += (sup & ok & (bt.n_students >= 5)).sum()
+                out.append(f"{100 * cur / studies:.2f} / {100 * unw / studies:.2f}")
+            print(f"| {design} | {g} | " + " | ".join(out) + " |", flush=True)
+
+
+def part_misc(argv: list[str]) -> None:
+    """`misc`: Bell-McCaffrey df against (sum n)^2 / sum n^2 - 1 over 2,000 classes of 20, and
+    the time of the double bootstrap's resampling for one class of 160 (199 x 99, 999 x 199)."""
+    import numpy as np
+
+    from edueval.turing.power import design_counts
+    from edueval.turing.stats import F, _skew_from_moments, bm_df, hall
+
+    c = design_counts(np.random.default_rng(1), 2000, 20, "ability_lengths", diff=0.1)
+    n = c[..., F["n"]]
+    bm, ne = bm_df(n), n.sum(-1) ** 2 / (n**2).sum(-1) - 1
+    print("df medians", np.median(bm), np.median(ne), "max |diff|", np.abs(bm - ne).max())
+    rng = np.random.default_rng(0)
+    g = 160
+    c = design_counts(rng, 1, g, "ability_lengths", diff=0.0)
+    z, n = c[..., F["A"]] - c[..., F["H"]], c[..., F["n"]]
+
+    def stat(z, n):
+        big_n = n.sum(-1)
+        m = z.sum(-1) / big_n
+        e = z - n * m[..., None]
+        se = np.sqrt((e**2 / (1 - n / big_n[..., None]) ** 2).sum(-1)) / big_n
+        ones = np.ones(m.shape, bool)
+        sk = _skew_from_moments((e**2).sum(-1) / g, (e**3).sum(-1) / g, g, ones)
+        return hall(m / se, sk)
+
+    def gather(x, idx):
+        return np.take_along_axis(np.broadcast_to(x[..., None, :], idx.shape), idx, -1)
+
+    for b1, b2 in ((199, 99), (999, 199)):
+        t = time.perf_counter()
+        idx = rng.integers(0, g, (1, b1, g))
+        zs, ns = gather(z, idx), gather(n, idx)
+        idx2 = rng.integers(0, g, (1, b1, b2, g))
+        stat(gather(zs, idx2), gather(ns, idx2))
+        print(f"double bootstrap {b1} x {b2}, {g} students: {time.perf_counter() - t:.2f} s")
 
 
 if __name__ == "__main__":
