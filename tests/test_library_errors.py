@@ -154,8 +154,12 @@ def test_pairwise():
 def test_items():
     from edueval.items import analyze_items
 
-    bad = pd.DataFrame({"student": ["a"], "x": [1]})
-    _no_flag(_refused(lambda: analyze_items(bad), "DataFrame", "missing column"))
+    # a wide score table (student + one column per item) is valid input; a non-number is not,
+    # and a long one needs its score column
+    bad = pd.DataFrame({"student": ["a"], "x": ["maybe"]})
+    _no_flag(_refused(lambda: analyze_items(bad), "DataFrame", "column 'x'"))
+    long_bad = pd.DataFrame({"student": ["a"], "item": ["i"]})
+    _no_flag(_refused(lambda: analyze_items(long_bad), "DataFrame", "'correct'"))
 
 
 def test_qgsms():

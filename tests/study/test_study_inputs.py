@@ -349,7 +349,9 @@ def test_a_missing_or_directory_token_file_is_refused(tmp_path, cli):
     path = comparative_study(tmp_path / "s")
     _one_line_refusal(cli("study", "serve", path, "--admin-token-file", tmp_path / "no.txt"),
                       "file not found")  # fmt: skip
-    _one_line_refusal(cli("study", "serve", path, "--admin-token-file", tmp_path),
+    folder = tmp_path / "a-folder"  # a folder apart from the study's (not one holding its database)
+    folder.mkdir()
+    _one_line_refusal(cli("study", "serve", path, "--admin-token-file", folder),
                       "expected a file")  # fmt: skip
 
 
@@ -469,7 +471,7 @@ def test_batched_invites_give_every_participant_their_own_assignments(tmp_path, 
 def test_the_links_file_is_private_and_replaced_whole(tmp_path, cli):
     path = comparative_study(tmp_path / "s")
     links = tmp_path / "links.csv"
-    links.write_text("old\n")
+    links.write_text("participant,url\nold,http://127.0.0.1:8000/p/old\n")  # an earlier invite
     os.chmod(links, 0o644)
     old = os.umask(0)
     try:

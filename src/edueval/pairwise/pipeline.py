@@ -231,7 +231,7 @@ def fit_run(
     if method not in FIT_METHODS:
         raise InputError(f"method= must be one of {', '.join(FIT_METHODS)}; got {method!r}")
     if method == "ml" and save_draws:
-        raise InputError("--save-draws needs --method nuts (an ML fit has no draws)")
+        raise InputError("save_draws= needs method='nuts' (an ML fit has no draws)")
     if not (0 <= ridge < float("inf")):
         raise InputError(f"ridge= must be a finite number >= 0; got {ridge}")
     if split_half_repeats < 1:
