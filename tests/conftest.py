@@ -23,6 +23,13 @@ import pytest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
+
+@pytest.fixture
+def fixtures() -> Path:
+    """The folder of stored test data (pyBKT's fit, the QG-SMS repository's questions, mirt's)."""
+    return FIXTURES
+
+
 #: xdist group of the tests that use the shared PostgreSQL database (one worker runs them all)
 POSTGRESQL_GROUP = "postgresql"
 

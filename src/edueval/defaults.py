@@ -8,8 +8,9 @@ Seeds: every random choice is seeded by default, in Python as on the command lin
 :data:`SEED` (``--seed 1``).  No library default is ``None`` (fresh entropy): scikit-learn's
 convention (``random_state=None``) is not needed by anything edueval offers -- its estimators
 take a seed that can be set, which is all its checks ask -- and an unseeded default would give a
-notebook different numbers on every run and different from ``edueval ... --seed 1``.  Pass
-``seed=None`` explicitly for fresh entropy where a function documents it.
+notebook different numbers on every run and different from ``edueval ... --seed 1``.  Where a
+function takes ``seed=None``, it means edueval's fixed :data:`edueval.seeding.DEFAULT_SEED`
+(never the clock), not the default :data:`SEED`.
 """
 
 from __future__ import annotations

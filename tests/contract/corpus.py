@@ -789,5 +789,7 @@ def malalgo_questions(text: str) -> Table:
 def malalgo_responses(text: str) -> Table:
     rdr = list(csv.reader(io.StringIO(text)))
     cols, rows = tuple(rdr[0]), tuple(tuple(r) for r in rdr[1:])
+    # dok (and grade) are optional downstream: release-format questions leave them empty
     return Table(cols, rows, "csv", ids=("task_id", "question_id"), keyed=True,
-                 numbers={"dok": (1, 4)}, required=("question_id", "kind", "choice"))  # fmt: skip
+                 numbers={"dok": (1, 4)}, required=("question_id", "kind", "choice"),
+                 nullable=("dok",))  # fmt: skip

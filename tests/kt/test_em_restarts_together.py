@@ -43,18 +43,30 @@ def ragged(n_skills=3, n_students=60, T=15, seed=0, forget=None):
     return df[keep].sample(frac=1.0, random_state=seed).reset_index(drop=True)
 
 
-def assert_same_fit(a, b, *, tol=1e-12):
+def assert_same_fit(a, b, *, tol=1e-12, accelerated=True):
     """Every restart's parameters (absolute) and log-likelihood (relative) within ``tol``;
     iterations and convergence identical.  (Not bitwise: even the per-restart fit moves by an
     ulp of the log-likelihood with the order in which numba compiles its kernels, e.g. when
-    ``e_step_tm`` was called on its own first.)"""
+    ``e_step_tm`` was called on its own first.)
+
+    With the accelerated EM (``accelerate=True``, the default) the two summation orders' ulps
+    are amplified by the extrapolation steps on some CPUs (measured on this project's 2-core VMs
+    with numba 0.67 and 0.68: a restart ending near the guess boundary, same iterations, its
+    parameters 1.5e-6 apart and its log-likelihood 6e-10): there both paths stop within the EM's
+    own tolerance of one optimum, which is what is held -- parameters to 1e-5, log-likelihoods to
+    1e-9 (the plain EM stays at ``tol``: 2e-15 found)."""
+    if accelerated:
+        tol_params, tol_ll = max(tol, 1e-5), max(tol, 1e-9)
+    else:
+        tol_params, tol_ll = tol, tol
     ra, rb = a.restarts, b.restarts
     assert ra[["skill", "restart"]].equals(rb[["skill", "restart"]])
-    np.testing.assert_allclose(ra[PARAMS].to_numpy(), rb[PARAMS].to_numpy(), rtol=0, atol=tol)
-    np.testing.assert_allclose(ra["log_likelihood"], rb["log_likelihood"], rtol=tol, atol=0)
+    np.testing.assert_allclose(ra[PARAMS].to_numpy(), rb[PARAMS].to_numpy(), rtol=0,
+                               atol=tol_params)  # fmt: skip
+    np.testing.assert_allclose(ra["log_likelihood"], rb["log_likelihood"], rtol=tol_ll, atol=0)
     np.testing.assert_array_equal(ra["n_iter"], rb["n_iter"])
     np.testing.assert_array_equal(ra["converged"], rb["converged"])
-    np.testing.assert_allclose(a.params.to_numpy(), b.params.to_numpy(), rtol=0, atol=tol)
+    np.testing.assert_allclose(a.params.to_numpy(), b.params.to_numpy(), rtol=0, atol=tol_params)
 
 
 def fit_both(df, block=None, monkeypatch=None, **kw):
@@ -140,7 +152,7 @@ def test_skills_of_one_block_fit_as_per_restart(forgets, accelerate):
     df = ragged(n_skills=4, n_students=120, T=25, seed=5, forget=(0.0, 0.2) if forgets else None)
     kw = dict(n_restarts=5, seed=2, forgets=forgets, accelerate=accelerate)
     new, old = fit_both(df, **kw)
-    assert_same_fit(new, old)
+    assert_same_fit(new, old, accelerated=accelerate)
 
 
 @pytest.mark.parametrize("forgets", [False, True])
@@ -175,7 +187,7 @@ def test_restart_stopping_early_drops_out(accelerate):
     assert (n_iter.min(axis=1) < n_iter.max(axis=1)).all()  # different E-step counts per skill
     assert 0 < out[:, 7].sum() < len(out)  # some stopped at max_iter, others converged before
     new, old = fit_both(df, **kw)
-    assert_same_fit(new, old)
+    assert_same_fit(new, old, accelerated=accelerate)
 
 
 def test_one_restart(monkeypatch):

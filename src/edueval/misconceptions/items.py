@@ -217,7 +217,7 @@ def generate_items(
     (:class:`~.balance.Balancer`; it depends on the items before, which keeps the prefix
     property).
 
-    ``adversarial=True`` (what ``malalgo generate`` does; issue 34) builds a benchmark no cheap
+    ``adversarial=True`` (``malalgo generate --adversarial``; issue 34) builds a benchmark no cheap
     reader can solve without the mathematics: a larger candidate pool drawn with target ranks
     for the key (:mod:`.targets`), filtered by cross-validated models that try to find the key
     from per-choice features (:func:`~.adversarial.aflite`), then ``n`` survivors taken so that
