@@ -60,7 +60,7 @@ def track(items: Iterable[T], description: str, total: int | None = None) -> Ite
         if not _installed("tqdm"):
             yield from items
             return
-        from tqdm.std import tqdm
+        from tqdm.std import tqdm  # type: ignore[import-untyped]
 
         yield from tqdm(items, desc=description, total=total, file=sys.stderr, leave=False)
         return
