@@ -15,6 +15,7 @@ import json
 import mmap
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from io import StringIO
@@ -141,13 +142,31 @@ def _bom_tolerant(encoding: str) -> str:
     return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
 
 
+def check_regular_file(path: str | Path) -> Path:
+    """``path`` if it is a regular file (or a link to one); else one line saying what it is --
+    checked before opening, so that a FIFO or a device never blocks a reader and a folder is
+    never an ``IsADirectoryError``."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError("file not found", file=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})", file=path) from None
+    if stat.S_ISREG(mode):
+        return path
+    if stat.S_ISDIR(mode):
+        raise InputError("expected a file, found a directory", file=path)
+    kind = (
+        "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device, socket or other special file"
+    )
+    raise InputError(f"expected a regular file, found {kind}", file=path)
+
+
 def read_text(path: str | Path) -> str:
     """A user's UTF-8 text file (a leading BOM dropped), or one line saying which byte is not
     UTF-8 -- never a traceback."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found" if not path.exists() else "expected a file", file=path)
-    return _decode(path)
+    return _decode(check_regular_file(path))
 
 
 #: Deepest nesting of JSON lists/objects (or YAML collections) a reader accepts.  Tables and
@@ -265,9 +284,7 @@ def read_jsonl(path: str | Path, *, encoding: str = "utf-8") -> tuple[list[dict]
     """The objects of a JSONL file and the line each stands on; anything else on a line (bad
     JSON, an array, nesting deeper than :data:`MAX_JSON_DEPTH`) is an :class:`InputError` naming
     that line."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found" if not path.exists() else "expected a file", file=path)
+    path = check_regular_file(path)
     text = _decode(path, encoding)
     checked = _too_deep(text.encode("utf-8", "surrogatepass")) is None  # the whole file at once
     records, lines = [], []
@@ -383,10 +400,7 @@ def read_table(
         codecs.lookup(encoding)
     except LookupError:
         raise InputError(f"unknown text encoding {encoding!r}") from None
-    if not path.exists():
-        raise InputError("file not found", file=path)
-    if path.is_dir():
-        raise InputError("expected a file, found a directory", file=path)
+    check_regular_file(path)
     kind = _table_kind(path)
     if path.stat().st_size == 0:
         raise InputError(

@@ -239,6 +239,7 @@ def check_out_dir(
     inputs: Inputs,
     overwrite: bool = False,
     own: Iterable[str] = (),
+    files: Iterable[str] = (),
 ) -> Path:
     """Check a run directory before any work starts; returns it as a :class:`Path`.
 
@@ -250,6 +251,8 @@ def check_out_dir(
     ``overwrite`` -- a folder holding the run of a *different* command (re-using ``runs/fit``
     for P1 and then P2 would otherwise delete the first results).  The same command may replace
     its own earlier run.  With ``overwrite``, the other command's run files are removed first.
+    Also refused: a folder, FIFO or other non-file where the run writes ``config.json``,
+    ``results.json``, ``report.html`` or one of ``files`` (the command's own files).
     """
     path = Path(path)
     problem = _blocking_ancestor(path)
@@ -258,6 +261,10 @@ def check_out_dir(
     check_apart(path, inputs)
     if not path.is_dir():
         return path
+    for name in ("config.json", "results.json", "report.html", *files):
+        if os.path.lexists(path / name) and not (path / name).is_file():
+            raise InputError(f"out= {path}: {name} there is not a file (a folder or special "
+                             "file); the run writes that file: choose another directory")  # fmt: skip
     other = _run_command(path)
     if other is None:
         foreign = _foreign_files(path, own)

@@ -92,3 +92,17 @@ def test_the_file_as_written_scores(edueval, tmp_path, responses) -> None:
     assert run.code == 0, run
     results = json.loads((tmp_path / "scored" / "results.json").read_text())
     assert results["n_prompts"] == len(responses) == 15
+
+
+@pytest.mark.parametrize("dropped", [["grade"], ["grade", "content", "dok"]])
+def test_responses_without_the_optional_question_columns_score(
+    edueval, tmp_path, responses, dropped
+) -> None:
+    # issue 39: `malalgo score` without a grade column ended in KeyError: 'grade'
+    path = tmp_path / "responses.csv"
+    responses.drop(columns=dropped).to_csv(path, index=False)
+    run = edueval("malalgo", "score", path, "--out", tmp_path / "scored")
+    assert run.code == 0, run
+    results = json.loads((tmp_path / "scored" / "results.json").read_text())
+    assert results["n_prompts"] == 15
+    assert not (tmp_path / "scored" / "by_grade.csv").exists()  # no grades: no breakdown by them

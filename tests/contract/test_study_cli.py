@@ -79,3 +79,21 @@ def test_serve_needs_both_tls_files(edueval_process, tmp_path):
     run = edueval("study", "serve", _study(tmp_path), "--ssl-certfile", cert,
                   env={"EDUEVAL_STUDY_ADMIN_TOKEN": "Zq3_x9-LmP0aR7tYw2Kc8vBn"})  # fmt: skip
     assert_refused(run, contains="--ssl-keyfile")
+
+
+def test_serve_refuses_a_garbage_or_special_tls_file_before_the_database(edueval_process, tmp_path):
+    import os
+
+    edueval = edueval_process  # a refusal that failed would start the server
+    study = _study(tmp_path)
+    cert, key, fifo = tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "pipe.pem"
+    cert.write_text("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
+    key.write_text("garbage\n")
+    os.mkfifo(fifo)
+    env = {"EDUEVAL_STUDY_ADMIN_TOKEN": "Zq3_x9-LmP0aR7tYw2Kc8vBn"}
+    run = edueval("study", "serve", study, "--ssl-certfile", cert, "--ssl-keyfile", key, env=env)
+    assert_refused(run, contains="not a PEM certificate and its private key")
+    run = edueval("study", "serve", study, "--ssl-certfile", fifo, "--ssl-keyfile", key,
+                  env=env, timeout=60)  # fmt: skip
+    assert_refused(run, contains="FIFO")
+    assert not (tmp_path / "s" / "study.db").exists()

@@ -304,3 +304,17 @@ def test_the_run_reads_without_inspect_ai_as_items(runs):
     assert [m.name for m in run.measures] == ["vanilla", "swap"]
     assert len({i.id for i in run.items}) == len(run.items) == 32
     assert all(run.calls.get(i.tags[-1]) for i in run.items)
+
+
+def test_a_config_without_started_is_one_line(runs, cli, tmp_path):
+    pytest.importorskip("inspect_ai")
+    run = tmp_path / "nostart"
+    shutil.copytree(runs["tutor"], run)
+    config = _config(run)
+    del config["started"]
+    (run / "config.json").write_text(json.dumps(config))
+    before = _fingerprint(run)
+    r = cli("export", "inspect", run, "--out", tmp_path / "log.eval")
+    assert r.code == 2 and len(r.err_lines) == 1, r.err
+    assert "no 'started' time" in r.err and "config.json" in r.err
+    assert _fingerprint(run) == before and not (tmp_path / "log.eval").exists()

@@ -170,3 +170,23 @@ def test_fit_save_draws_writes_netcdf(cli, comparisons, tmp_path):  # noqa: F811
     assert res.code == 0, res.err
     assert not (out / "posterior.nc").exists()
     assert "posterior" not in json.loads((out / "results.json").read_text())
+
+
+def test_each_group_is_listed_once_with_the_group_coordinates(tmp_path):
+    # issue 39: adding the group columns as coordinates listed `posterior` twice (ArviZ 0.x)
+    from edueval.pairwise._sampler import inference_data
+
+    keys = pd.DataFrame({"item": ["i1", "i2"], "attribute": ["a", "a"]})
+    rng = np.random.default_rng(0)
+    idata = inference_data(
+        {"alpha": rng.normal(size=(2, 5, 2, 3)), "alpha0": rng.normal(size=(2, 5, 2))},
+        dims={"alpha": ["group", "agent"], "alpha0": ["group"]},
+        coords={"group": ["i1/a", "i2/a"], "agent": ["x", "y", "z"]},
+        group_coords=keys,
+    )
+    groups = list(idata.groups()) if callable(getattr(idata, "groups", None)) else []
+    if groups:  # ArviZ 0.x; a DataTree (1.x) has its children by name, once each by design
+        assert groups == ["posterior"]
+    post = idata.posterior
+    assert list(post["item"].values) == ["i1", "i2"]
+    assert list(post["attribute"].values) == ["a", "a"]

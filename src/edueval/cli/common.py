@@ -132,13 +132,17 @@ def out_dir(
     *,
     inputs: Inputs,
     own: Iterable[str] = (),
+    files: Iterable[str] = (),
 ) -> Path:
     """The run directory for ``command``: ``--out`` checked before any work starts (one line and
     exit 2 when it cannot be written, is, holds or lies inside an input, holds files edueval did
     not write, or holds another command's run), else the default.  ``inputs``: the inputs not
-    given as paths on the command line (``()`` if none)."""
+    given as paths on the command line (``()`` if none); ``files``: files the command writes beyond
+    every run's (checked to be no folder or special file there)."""
     path = out if out is not None else default_out(command)
-    return check_out_dir(path, command, inputs=_all_inputs(inputs), overwrite=overwrite, own=own)
+    return check_out_dir(
+        path, command, inputs=_all_inputs(inputs), overwrite=overwrite, own=own, files=files
+    )
 
 
 def out_file(path: Path, *, inputs: Inputs, own: bytes | None = None) -> Path:

@@ -26,6 +26,7 @@ from .models import (
     MaxFailuresOption,
     NoCacheOption,
     TimeoutOption,
+    check_model,
     open_model,
     parse_max_failures,
 )
@@ -137,7 +138,12 @@ def run(
     ):
         if value not in allowed:
             raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    path, paths = model_paths(model, out, "malalgo run", overwrite, inputs=())
+    path, paths = model_paths(
+        model, out, "malalgo run", overwrite, inputs=(),
+        check=lambda spec: check_model(
+            spec, base_url=base_url, api_key_env=api_key_env, endpoints=endpoints
+        ),
+    )  # fmt: skip
     several = len(paths) > 1
 
     def one_run(spec: str) -> None:

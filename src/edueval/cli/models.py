@@ -138,6 +138,22 @@ def open_model(
     )
 
 
+def check_model(
+    model: str,
+    *,
+    base_url: list[str] | str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    endpoints: Path | None = None,
+) -> None:
+    """Refuse (one line, exit 2) a model spec or server option that cannot work -- an unknown
+    spec, a missing model file or package, no API key, a bad endpoints file -- before any folder
+    is made or any model is called: builds the backend (no request, no weights loaded) and
+    drops it."""
+    from ..models.registry import make_backend
+
+    make_backend(model, base_url=base_url or None, api_key_env=api_key_env, endpoints=endpoints)
+
+
 @app.command()
 def check(
     model: ModelOption = None,

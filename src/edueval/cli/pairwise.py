@@ -193,10 +193,11 @@ def fit(
     together) or maximum likelihood (--method ml); with reliability (SSR, split-half across
     raters) and infit/outfit per rater and per agent."""
     from ..executor import open_executor
-    from ..pairwise.pipeline import fit_run
+    from ..pairwise.pipeline import POSTERIOR_FILE, fit_run
 
     _check_draws(chains, draws)
-    path = out_dir(out, "pairwise fit", overwrite, inputs=())
+    draws_file = [POSTERIOR_FILE] if save_draws else []
+    path = out_dir(out, "pairwise fit", overwrite, inputs=(), files=draws_file)
     with open_executor(cluster, scheduler) as executor:
         res = fit_run(
             path,

@@ -25,6 +25,7 @@ from .models import (
     MaxFailuresOption,
     NoCacheOption,
     TimeoutOption,
+    check_model,
     open_model,
     parse_max_failures,
 )
@@ -160,12 +161,17 @@ def run(
     ranking of the questions (1 / 0.5 score, Bradley-Terry) against the true measure."""
     from ..qgsms import MethodConfig, run_qgsms
 
-    path, paths = model_paths(model, out, "qgsms run", overwrite, inputs=())
     cfg = MethodConfig(n_profiles=profiles, max_profiles=max_profiles, personas=personas,
                        rounds=rounds, temperature=temperature, simulate=simulate,
                        judge_material=judge_material, explanation_chars=explanation_chars,
                        chateval_personas=chateval_personas)  # fmt: skip
     limit_failures = parse_max_failures(max_failures)
+    path, paths = model_paths(
+        model, out, "qgsms run", overwrite, inputs=(),
+        check=lambda spec: check_model(
+            spec, base_url=base_url, api_key_env=api_key_env, endpoints=endpoints
+        ),
+    )  # fmt: skip
 
     def one_run(spec: str) -> None:
         def opener(log_path):

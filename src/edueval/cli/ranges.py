@@ -42,7 +42,10 @@ def _element_check(
     high: float,
     high_open: bool,
     what: str,
+    allow_empty: bool = False,
 ) -> str:
+    if not allow_empty and not any(part.strip() for part in str(text).split(",")):
+        raise typer.BadParameter(f"needs at least one value (comma-separated), got {text!r}")
     for part in str(text).split(","):
         if not part.strip():
             continue
@@ -60,7 +63,7 @@ def _element_check(
 
 
 def int_list(low: int, high: int = COUNT_MAX) -> Callable[[Any], Any]:
-    """Callback for a comma-separated list of integers, each in ``[low, high]``."""
+    """Callback for a comma-separated list of at least one integer, each in ``[low, high]``."""
 
     def check(value: Any) -> Any:
         if value is None:
@@ -70,14 +73,16 @@ def int_list(low: int, high: int = COUNT_MAX) -> Callable[[Any], Any]:
     return check
 
 
-def float_list(low: float, high: float, *, high_open: bool = False) -> Callable[[Any], Any]:
+def float_list(
+    low: float, high: float, *, high_open: bool = False, allow_empty: bool = False
+) -> Callable[[Any], Any]:
     """Callback for a comma-separated list of numbers, each in ``[low, high]`` (or
-    ``[low, high)`` with ``high_open``)."""
+    ``[low, high)`` with ``high_open``); at least one unless ``allow_empty``."""
 
     def check(value: Any) -> Any:
         if value is None:
             return value
-        return _element_check(value, float, low, high, high_open, "a number")
+        return _element_check(value, float, low, high, high_open, "a number", allow_empty)
 
     return check
 

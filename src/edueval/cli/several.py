@@ -39,11 +39,13 @@ def model_slug(spec: str) -> str:
 
 def model_paths(
     model: list[str] | None, out: Path | None, command: str, overwrite: bool, *,
-    inputs: Inputs,
+    inputs: Inputs, check: Callable[[str], object] | None = None,
 ) -> tuple[Path, dict[str, Path]]:  # fmt: skip
     """The output folder and each model's run folder in it: the folder itself for one model,
     ``<slug>/`` for several (and ``compare/`` made ready for their comparison).  The models
-    are checked before any folder is made; every folder, against the inputs (:func:`out_dir`:
+    are checked before any folder is made -- each spec with its server options by ``check``
+    (e.g. :func:`~edueval.cli.models.check_model`), so that a bad second model is refused
+    before the first one is called; every folder, against the inputs (:func:`out_dir`:
     ``inputs`` beyond the command line's paths)."""
     from ..io import InputError
     from ..models import default_model_spec
@@ -54,6 +56,9 @@ def model_paths(
     slugs = [model_slug(s) for s in specs]
     if len(specs) > 1 and (len(set(slugs)) < len(slugs) or "compare" in slugs):
         raise InputError("--model: two models give the same folder name: " + ", ".join(slugs))
+    if check is not None:
+        for spec in specs:
+            check(spec)
     inputs = list(inputs)
     path = out_dir(out, command, overwrite, inputs=inputs)
     if len(specs) == 1:

@@ -199,6 +199,8 @@ def serve(
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise InputError("--ssl-certfile and --ssl-keyfile go together")
     tls = ssl_certfile is not None
+    if ssl_certfile is not None and ssl_keyfile is not None:
+        _check_tls(ssl_certfile, ssl_keyfile)
     _check_database(study_path, db)
     study = load_study(study_path)
     url = db or default_db_url(study_path)
@@ -216,6 +218,26 @@ def serve(
                       EDUEVAL_STUDY_ADMIN_TOKEN=token, EDUEVAL_STUDY_TLS="1" if tls else "0",
                       EDUEVAL_STUDY_MASTER_PID=str(os.getpid()))  # fmt: skip
     uvicorn.run("edueval.study.app:app_from_env", factory=True, workers=workers, **options)
+
+
+def _check_tls(certfile: Path, keyfile: Path) -> None:
+    """Load the certificate and key as the server will, before the database is touched or the
+    server started: an unreadable, garbage or mismatched PEM is one line, not ``ssl.SSLError``."""
+    import ssl
+
+    from ..io import InputError, check_regular_file
+
+    check_regular_file(certfile)  # a FIFO or device would block the TLS loader
+    check_regular_file(keyfile)
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(certfile, keyfile)
+    except ssl.SSLError as exc:
+        reason = exc.reason or exc.strerror or str(exc)
+        raise InputError(f"--ssl-certfile {certfile} with --ssl-keyfile {keyfile}: not a PEM "
+                         f"certificate and its private key ({reason})") from None  # fmt: skip
+    except OSError as exc:
+        raise InputError(f"--ssl-certfile {certfile} / --ssl-keyfile {keyfile}: cannot be "
+                         f"read ({exc.strerror or exc})") from None  # fmt: skip
 
 
 @app.command()

@@ -32,7 +32,7 @@ from .models import (
     open_model,
     parse_max_failures,
 )
-from .ranges import COUNT_MAX, check_memory, float_list, int_list
+from .ranges import COUNT_MAX, check_memory, float_list, int_list, memory_bytes
 
 app = typer_app("The imitation game: generate, assemble, analyze, power, simulate.")
 
@@ -300,7 +300,7 @@ def power(
         res = coverage_run(
             path, k=top_k, p_min=p_min, zipf=zipf, n_misconceptions=misconceptions,
             mass_eps=mass, confidence=confidence, per_student=per_student, reveal=reveal,
-            reps=reps, seed=seed,
+            reps=reps, seed=seed, max_bytes=memory_bytes(),
         )  # fmt: skip
         show(res["summary"], json_out)
         return done(path, json=json_out)

@@ -15,12 +15,13 @@ names the rows.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..io import InputError
+from ..io import InputError, read_text
 from ..report import Report
 from ..runs import RunDir
 from .outcomes import Arm, malalgo_units, qgsms_units, tutor_units
@@ -41,11 +42,12 @@ _TUTOR_LABELS = ("model", "budget", "persona", "max_tokens", "logprobs", "limit"
 
 
 def _config(path: Path) -> dict[str, Any]:
+    if not os.path.lexists(path / "config.json"):
+        raise InputError(f"{path}: not a run folder (no config.json)")
+    text = read_text(path / "config.json")  # refuses a folder or a FIFO before opening it
     try:
-        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: not a run folder (no config.json)") from None
-    except (OSError, ValueError) as exc:
+        config = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         raise InputError(f"{path}/config.json: cannot be read ({exc})") from None
     if not isinstance(config, dict):
         raise InputError(f"{path}/config.json: not a run's configuration")

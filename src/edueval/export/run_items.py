@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..io import InputError
+from ..io import InputError, read_text
 
 __all__ = ["EXPORTABLE", "Item", "LLMRun", "Measure", "read_llm_run"]
 
@@ -94,9 +94,10 @@ class LLMRun:
 
 
 def _json(path: Path) -> dict[str, Any]:
+    text = read_text(path)  # a folder or a FIFO refused before opening
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         raise InputError(f"cannot read {path.name}: {exc}", file=path) from None
     if not isinstance(data, dict):
         raise InputError(f"{path.name} is not a JSON object", file=path)
@@ -257,6 +258,10 @@ def _checked_config(path: Path) -> dict[str, Any]:
     if status != "complete" or not (path / "results.json").is_file():
         raise InputError(f"{path}: the '{command}' run is not complete (status '{status}'); "
                          "only finished runs can be exported")  # fmt: skip
+    started = config.get("started")
+    if not isinstance(started, str) or not started.strip():
+        raise InputError("config.json has no 'started' time (every run records it): not a run "
+                         "folder as edueval wrote it", file=path / "config.json")  # fmt: skip
     return config
 
 

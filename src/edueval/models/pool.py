@@ -319,13 +319,10 @@ def load_endpoints(path: str | Path) -> list[Endpoint]:
 def read_endpoints(path: str | Path) -> tuple[list[Endpoint], str | None]:
     """The endpoints of an endpoints YAML file and its ``cache_id`` (``None`` when it names none);
     bad content is an InputError."""
-    from ..io import InputError, load_yaml
+    from ..io import InputError, load_yaml, read_text
 
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read endpoints file: {exc.strerror}", file=p) from None
+    text = read_text(p)  # a folder, FIFO or device refused before opening
     data = load_yaml(text, file=p)
     cache_id = None
     if isinstance(data, Mapping) and "endpoints" in data:

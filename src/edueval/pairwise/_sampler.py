@@ -285,7 +285,10 @@ def inference_data(
         extra = {(f"group_{c}" if c in taken else str(c)):
                  ("group", np.array([str(v) for v in group_coords[c]], dtype=str))
                  for c in group_coords}  # fmt: skip
-        idata["posterior"] = post.assign_coords(extra)
+        if int(az.__version__.split(".")[0]) >= 1:
+            idata["posterior"] = post.assign_coords(extra)
+        else:  # ArviZ 0.x's __setitem__ appends the name to the group list: posterior twice
+            idata.posterior = post.assign_coords(extra)
     return idata
 
 

@@ -98,13 +98,33 @@ def top_k_frequencies(
 def students_needed(k: int, p_min: float, delta: float, *, per_student: int = 1,
                     detect: float = 1.0) -> int:  # fmt: skip
     """Theorem 2: ``n ≥ ln(k/δ) / (detect · (1 − (1 − p_min)^r))`` students."""
-    pi = detect * (1.0 - (1.0 - p_min) ** per_student)
+    # 1 - (1 - p)^r through log1p/expm1: exact for a tiny p, where (1 - p) rounds to 1
+    pi = detect * -math.expm1(per_student * math.log1p(-p_min))
     return math.ceil(math.log(k / delta) / pi)
 
 
 def questions_needed(reveal: float, delta_q: float) -> int:
     """Theorem 3: ``Q ≥ ln(1/δ_Q) / q`` questions per student."""
     return math.ceil(math.log(1.0 / delta_q) / reveal)
+
+
+#: Bytes per simulated (student, misconception) cell in :func:`simulate_coverage`'s arrays
+#: (draws and binomial counts as int64, the comparison, held and shown masks as bool).
+_CELL_BYTES = 19
+
+
+def _check_simulation_size(n: int, width: int, *, p_min: float, max_bytes: float | None) -> None:
+    """Refuse a simulation check of the bound's ``n`` students (up to 4n while searching for
+    the smallest sufficient n) that cannot be allocated."""
+    cells = 4 * n * width
+    too_big = cells >= np.iinfo(np.intp).max or (
+        max_bytes is not None and cells * _CELL_BYTES > max_bytes
+    )
+    if too_big:
+        raise InputError(
+            f"p_min= {p_min:g} needs {n:.3g} students, too many to check by simulation "
+            f"(about {cells * _CELL_BYTES / 1e9:.3g} GB of memory): give a larger p_min="
+        )
 
 
 def simulate_coverage(
@@ -240,12 +260,15 @@ def coverage_plan(
     question_confidence: float | None = None,
     reps: int = 0,
     seed: int = 0,
+    max_bytes: float | None = None,
 ) -> CoverageResults:
     """Theorems 1-3 for the top ``k`` misconceptions; ``reps > 0`` adds the simulation check.
 
     The frequency model is either ``p_min`` (the top ``k`` each at least this frequent; checked
     at exactly ``p_min``) or a Zipf law with exponent ``zipf`` over ``n_misconceptions``; with a
-    Zipf law, ``mass_eps`` chooses ``k`` by Theorem 1 (the fewest covering ``1 − mass_eps``)."""
+    Zipf law, ``mass_eps`` chooses ``k`` by Theorem 1 (the fewest covering ``1 − mass_eps``).
+    The simulation check is refused, before it starts, when its arrays would pass ``max_bytes``
+    (or numpy's largest index)."""
     if not 0 < confidence < 1:
         raise InputError(f"confidence= must be in (0, 1), got {confidence}")
     qc = confidence if question_confidence is None else question_confidence
@@ -283,6 +306,7 @@ def coverage_plan(
         top=[float(x) for x in top], reps=reps,
     )  # fmt: skip
     if reps > 0:
+        _check_simulation_size(n, max(k, per_student), p_min=float(top[-1]), max_bytes=max_bytes)
         kw: dict[str, Any] = dict(
             n_questions=q, reveal=reveal, per_student=per_student, reps=reps, seed=seed
         )

@@ -737,7 +737,8 @@ def _coverage_curve(res, reps: int, seed: int) -> pd.DataFrame:
 
 def coverage_run(out: Path, *, k: int, p_min: float | None, zipf: float | None,
                  n_misconceptions: int, mass_eps: float | None, confidence: float,
-                 per_student: int, reveal: float, reps: int, seed: int) -> dict:  # fmt: skip
+                 per_student: int, reveal: float, reps: int, seed: int,
+                 max_bytes: float | None = None) -> dict:  # fmt: skip
     """``turing power --coverage``: the coverage plan, its simulation check, a report."""
     if p_min is None and zipf is None:
         p_min = 0.05
@@ -750,7 +751,7 @@ def coverage_run(out: Path, *, k: int, p_min: float | None, zipf: float | None,
         res = coverage_plan(
             k=k, confidence=confidence, mass_eps=mass_eps, p_min=p_min, zipf=zipf,
             n_misconceptions=n_misconceptions, per_student=per_student, reveal=reveal,
-            reps=reps, seed=seed,
+            reps=reps, seed=seed, max_bytes=max_bytes,
         )  # fmt: skip
     except InputError as exc:  # in the names of `turing power`'s parameters: its flags
         raise exc.renamed(k="top_k", n_misconceptions="misconceptions", mass_eps="mass") from None
