@@ -9,6 +9,8 @@ test or named here with the reason it is not.
   directory, on the inputs their text presumes (``data``, ``df``); the P4 page's score-table and
   item-response-theory blocks run on small Rasch score files and equal ``items analyze`` /
   ``items irt`` on the same files.
+* The inspect block of the Models page runs in ``tests/api/test_api_inspect_block.py`` (on a
+  ``malalgo run`` against the scripted server) and equals ``edueval export inspect``.
 * Any other block must be in :data:`NOT_RUN` with its reason; a new block that is in neither
   fails this test, so the unrun set cannot grow unseen.
 """
@@ -32,11 +34,11 @@ ROSTER = "from edueval.kt import BKT, Roster, save_model, load_model"
 SCORES = "import pandas as pd\nfrom edueval.items import analyze_items, read_scores"
 IRT = "from edueval.items import IRT, compare_irt"
 HERE = (TOUR, SKLEARN, ROSTER, SCORES, IRT)
+#: blocks run by a test elsewhere (it needs that folder's fixtures), by their first line
+ELSEWHERE = {"from edueval.export import to_inspect_log": "tests/api/test_api_inspect_block.py"}
 
 #: blocks no test runs, by their first line, with the reason
 NOT_RUN = {
-    "from edueval.export import to_inspect_log            # an inspect_ai.log.EvalLog, nothing "
-    "written": "needs a P3 run folder made by a model (runs/p3) and the inspect extra",
     "from edueval.compare import compare          # edueval.compare(...) is the same function":
         "a fragment: res_a, res_b, res_c are three malalgo runs made before",
     "from dask_jobqueue import SLURMCluster   # pip install dask-jobqueue":
@@ -100,13 +102,15 @@ def test_every_python_block_compiles_and_is_run_or_named():
     for where, _, code in blocks:
         compile(code, where, "exec")
         first = _first_lines(code)
-        run_here = any(code.startswith(key) for key in HERE)
+        run_here = code.startswith((*HERE, *ELSEWHERE))
         snippet = next((n for w, n, c in blocks if c == code and n), None)
         if not (run_here or _is_not_run(code) or (snippet in api)):
             unaccounted.append(f"{where}: {first}")
     assert not unaccounted, "python blocks no test runs (run them, or add them to NOT_RUN):\n" + (
         "\n".join(unaccounted)
     )
+    for key, test in ELSEWHERE.items():
+        assert key in (ROOT / test).read_text(encoding="utf-8"), test
     # every reason names a block that is still there
     for key in NOT_RUN:
         assert any(code.startswith(key) for _, _, code in blocks), key
