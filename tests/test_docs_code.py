@@ -9,8 +9,9 @@ test or named here with the reason it is not.
   directory, on the inputs their text presumes (``data``, ``df``); the P4 page's score-table and
   item-response-theory blocks run on small Rasch score files and equal ``items analyze`` /
   ``items irt`` on the same files.
-* The inspect block of the Models page runs in ``tests/api/test_api_inspect_block.py`` (on a
-  ``malalgo run`` against the scripted server) and equals ``edueval export inspect``.
+* The Models page's inspect and compare blocks run in ``tests/api/test_api_inspect_block.py``
+  and ``tests/api/test_api_compare_block.py`` (``malalgo`` against the scripted server) and
+  equal ``edueval export inspect`` and ``edueval compare``.
 * Any other block must be in :data:`NOT_RUN` with its reason; a new block that is in neither
   fails this test, so the unrun set cannot grow unseen.
 """
@@ -35,12 +36,13 @@ SCORES = "import pandas as pd\nfrom edueval.items import analyze_items, read_sco
 IRT = "from edueval.items import IRT, compare_irt"
 HERE = (TOUR, SKLEARN, ROSTER, SCORES, IRT)
 #: blocks run by a test elsewhere (it needs that folder's fixtures), by their first line
-ELSEWHERE = {"from edueval.export import to_inspect_log": "tests/api/test_api_inspect_block.py"}
+ELSEWHERE = {
+    "from edueval.export import to_inspect_log": "tests/api/test_api_inspect_block.py",
+    "from edueval.compare import compare": "tests/api/test_api_compare_block.py",
+}
 
 #: blocks no test runs, by their first line, with the reason
 NOT_RUN = {
-    "from edueval.compare import compare          # edueval.compare(...) is the same function":
-        "a fragment: res_a, res_b, res_c are three malalgo runs made before",
     "from dask_jobqueue import SLURMCluster   # pip install dask-jobqueue":
         "submits jobs to a SLURM cluster",
 }  # fmt: skip
