@@ -17,8 +17,8 @@ A :class:`Schema` lists the columns a table may have.  :meth:`Schema.validate` t
 * refuses a second row with the same key.
 
 :func:`check_complete` is the completeness rule (a value for every skill x parameter).  The
-README's "Data" section states these rules once; ``tests/contract/test_mutation_corpus.py``
-holds every reader to them.
+"Data" section of the docs' P1 page (docs/protocols/p1-kt.md) states these rules once;
+``tests/contract/test_mutation_corpus.py`` holds every reader to them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Notebook-style tests of the README's "From Python" snippets (issue 19).
+"""Notebook-style tests of the documentation's "From Python" snippets (issues 19, 38).
 
-Each test takes one snippet out of README.md by its heading (``### From Python: <name>``), so it
-runs exactly the text a researcher copies: if the README changes, the test follows.  The
+Each test takes one snippet out of the documentation (the docs pages, ``docs/**/*.md``, and
+README.md) by its heading (``## From Python: <name>``, any level), so it runs exactly the text a
+researcher copies: if the page changes, the test follows.  The
 snippet runs in a fresh namespace, in an empty working directory holding only the input files it
 names, with ``HOME`` (and ``TMPDIR``) pointed at empty folders and ``EDUEVAL_CACHE_DIR`` at a
 named cache folder.  Then:
@@ -17,8 +18,8 @@ LLM protocols talk to the repo's scripted OpenAI-compatible server
 (:class:`edueval.models.scripted_server.ScriptedServer`) through ``OPENAI_BASE_URL``, which the
 ``openai/<model>`` backend honours; nothing here loads the embedded model.
 
-Adding a protocol (QG-SMS, ``turing generate``): its snippet under ``### From Python: <name>`` in
-README.md, and a ``test_api_<name>.py`` that makes the inputs with ``sandbox.cli(...)`` (or
+Adding a protocol (QG-SMS, ``turing generate``): its snippet under ``## From Python: <name>`` on
+its protocol's page in docs/, and a ``test_api_<name>.py`` that makes the inputs with ``sandbox.cli(...)`` (or
 writes them into ``sandbox.cli_dir``), copies them in with ``sandbox.give(...)``, runs
 ``sandbox.run_snippet(name)`` (with ``serve(script)`` first for an LLM protocol) and compares
 with :func:`assert_same` / :func:`assert_same_table`.
@@ -41,7 +42,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+#: where the snippets live: README.md and every page of the docs site
+DOC_FILES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
 TOL = 1e-12
 
 # Environment variables that would send a file somewhere other than HOME, TMPDIR or the cache
@@ -51,16 +54,24 @@ _REDIRECTS = ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_H
 
 
 # --------------------------------------------------------------------------------------------
-# README snippets
+# The documentation's snippets
 
 
 def readme_snippet(name: str) -> str:
-    """The first ```python block under the README heading ``### From Python: <name>`` (before
-    the next heading; a ``#`` line inside a code block is no heading)."""
-    lines = README.read_text(encoding="utf-8").splitlines(keepends=True)
-    title = re.compile(rf"### From Python: {re.escape(name)}\b")
-    start = next((i for i, line in enumerate(lines) if title.match(line)), None)
-    assert start is not None, f"README.md has no heading '### From Python: {name}'"
+    """The first ```python block under the heading ``From Python: <name>`` (any level, ``##`` to
+    ``####``; before the next heading; a ``#`` line inside a code block is no heading) in README.md
+    or a docs page.  The heading must occur exactly once over those files."""
+    title = re.compile(rf"#{{2,4}} From Python: {re.escape(name)}(\s+\(|\s*$)")
+    found = []
+    for path in DOC_FILES:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        found += [(path, lines, i) for i, line in enumerate(lines) if title.match(line)]
+    where = f"heading 'From Python: {name}'"
+    assert found, f"neither README.md nor docs/ has a {where}"
+    assert len(found) == 1, f"{where} occurs {len(found)} times: " + ", ".join(
+        str(p.relative_to(ROOT)) for p, _, _ in found
+    )
+    path, lines, start = found[0]
     block: list[str] | None = None
     for line in lines[start + 1 :]:
         if block is None:
@@ -72,7 +83,7 @@ def readme_snippet(name: str) -> str:
             return "".join(block)
         else:
             block.append(line)
-    raise AssertionError(f"README.md section 'From Python: {name}' has no python block")
+    raise AssertionError(f"{path.relative_to(ROOT)}: {where} has no python block")
 
 
 # --------------------------------------------------------------------------------------------
@@ -252,9 +263,9 @@ class Sandbox:
     # -- the snippet -----------------------------------------------------------------------
 
     def run_snippet(self, name: str) -> dict[str, Any]:
-        """Execute the README's snippet ``name`` in a fresh namespace in ``work``; returns the
+        """Execute the documentation's snippet ``name`` in a fresh namespace in ``work``; returns the
         namespace.  Asserts afterwards that nothing was created outside ``cache``."""
-        code = compile(readme_snippet(name), f"README.md (From Python: {name})", "exec")
+        code = compile(readme_snippet(name), f"docs (From Python: {name})", "exec")
         namespace: dict[str, Any] = {"__name__": "__readme__"}
         before = listing(self.root)
         with self.monkeypatch.context() as m:
@@ -268,7 +279,7 @@ class Sandbox:
             for k, v in self.env.items():
                 m.setenv(k, v)
             self.capsys.readouterr()
-            exec(code, namespace)  # noqa: S102 - the README's own text
+            exec(code, namespace)  # noqa: S102 - the documentation's own text
             self.printed = self.capsys.readouterr().out
         created = sorted(p for p in listing(self.root) - before
                          if p != self.cache and self.cache not in p.parents)  # fmt: skip

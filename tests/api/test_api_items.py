@@ -1,4 +1,4 @@
-"""README "From Python: items": analyze_items on the user's frames equals `items analyze`."""
+"""docs "From Python: items": analyze_items on the user's frames equals `items analyze`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""README "From Python: kt": BKT fit + evaluate in memory equal `kt fit` / `kt evaluate`."""
+"""docs "From Python: kt": BKT fit + evaluate in memory equal `kt fit` / `kt evaluate`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""README "From Python: malalgo": evaluate in memory equals `malalgo run` (scripted server)."""
+"""docs "From Python: malalgo": evaluate in memory equals `malalgo run` (scripted server)."""
 
 from __future__ import annotations
 

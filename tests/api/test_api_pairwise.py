@@ -1,4 +1,4 @@
-"""README "From Python: pairwise": BradleyTerry(data).fit() in memory equals `pairwise fit`."""
+"""docs "From Python: pairwise": BradleyTerry(data).fit() in memory equals `pairwise fit`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""README "From Python: qgsms": evaluate in memory equals `qgsms run` (scripted server).
+"""docs "From Python: qgsms": evaluate in memory equals `qgsms run` (scripted server).
 
 The inputs are a small synthetic classroom (`items simulate`, one material of 6 questions) and
 at most 3 pairs per dimension (`items pairs --max-pairs 3`); the scripted model answers QG-SMS's

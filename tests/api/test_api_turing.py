@@ -1,4 +1,4 @@
-"""README "From Python: turing": analyze_choices in memory equals `turing analyze`."""
+"""docs "From Python: turing": analyze_choices in memory equals `turing analyze`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""README "From Python: turing generate": generate in memory equals `turing generate` (scripted
+"""docs "From Python: turing generate": generate in memory equals `turing generate` (scripted
 server answering the generator's, the key check's and the AI's prompts)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""README "From Python: tutor": reply in memory equals `tutor reply` (scripted server)."""
+"""docs "From Python: tutor": reply in memory equals `tutor reply` (scripted server)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""The README's commands, as a newcomer pastes them (issue 11, 8).
+"""The documentation's commands, as a newcomer pastes them (issues 11, 8, 38).
 
-Every ``edueval`` line in the README's shell blocks must name a real command with options it
-has, must not depend on ``../shared`` (a clone has no such folder), must survive a paste into a
-shell (no ``<placeholder>`` that the shell reads as a redirection), and no two different
+The documentation is README.md and the docs site's pages (``docs/**/*.md``), which hold the
+tutorials the README held before issue 38.  Every ``edueval`` line in their shell blocks must name
+a real command with options it has, must not depend on ``../shared`` (a clone has no such
+folder), must survive a paste into a shell (no ``<placeholder>`` that the shell reads as a redirection), and no two different
 commands may write the same ``--out`` directory (the second would refuse, or with
 ``--overwrite`` destroy the first one's results).
 """
@@ -19,10 +20,12 @@ import typer
 from edueval.cli.main import app
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+#: README.md and every docs page: the commands of all of them are checked
+DOC_FILES = (README, *sorted((README.parent / "docs").rglob("*.md")))
 
 
-def _shell_lines() -> list[str]:
-    text = README.read_text(encoding="utf-8")
+def _shell_lines(files: tuple[Path, ...] = DOC_FILES) -> list[str]:
+    text = "\n".join(path.read_text(encoding="utf-8") for path in files)
     lines: list[str] = []
     for block in re.findall(r"```(?:bash|sh|console)\n(.*?)```", text, flags=re.S):
         joined = block.replace("\\\n", " ")
@@ -62,9 +65,16 @@ def _command(words: list[str]):
 
 def test_the_readme_shows_commands() -> None:
     assert len(_edueval_calls()) >= 25
+    # the README itself keeps the tour (the docs pages hold the rest)
+    assert len([line for line in _shell_lines((README,)) if line.startswith("edueval ")]) >= 4
 
 
-@pytest.mark.parametrize("words", _edueval_calls(), ids=lambda w: " ".join(w)[:60])
+def _distinct_calls() -> list[list[str]]:
+    """Each call once (the README's tour is also on the Getting started page)."""
+    return [list(c) for c in dict.fromkeys(tuple(c) for c in _edueval_calls())]
+
+
+@pytest.mark.parametrize("words", _distinct_calls(), ids=lambda w: " ".join(w)[:60])
 def test_each_readme_command_exists_with_the_options_it_uses(words) -> None:
     name, command, rest = _command(list(words))
     assert not hasattr(command, "commands"), f"'edueval {name}' is a group, not a command"
@@ -109,9 +119,12 @@ def test_ci_runs_the_readme_test_command_which_compiles_nothing() -> None:
     import subprocess
     import tomllib
 
-    lines = [line for line in _shell_lines() if "python -m pytest" in line]
+    lines = [line for line in _shell_lines((README,)) if "python -m pytest" in line]
     assert len(lines) == 1, lines
     command = lines[0]
+    # a docs page that shows the test command shows the README's, word for word
+    elsewhere = {line for line in _shell_lines(DOC_FILES[1:]) if "python -m pytest" in line}
+    assert elsewhere <= {command}, elsewhere
     ci = README.parent / ".ci" / "run"
     got = subprocess.run(
         ["bash", "-c", 'eval "$(sed -n "/^readme_test_command()/,/^}/p" "$1")"; '

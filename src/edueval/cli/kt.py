@@ -79,7 +79,9 @@ MultiLearn = Annotated[
 ]
 MultiPrior = Annotated[
     bool,
-    typer.Option("--multiprior", help="A prior per first-response class (KT-PPS; see README)."),
+    typer.Option(
+        "--multiprior", help="A prior per first-response class (KT-PPS; see the docs, P1 page)."
+    ),
 ]
 MultiPriorCol = Annotated[
     str | None,

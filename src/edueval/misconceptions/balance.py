@@ -37,10 +37,10 @@ Two things remove the cues:
 
 What this does not give: balance *within* every family.  Where a family's rules leave the key
 no room (order of operations, prism volume) or the pooled balance leans on a family, per-family
-rates stay far from chance - ``malalgo audit`` reports them per family, and the README lists
-them.  And because each choice depends on the items before it, the imbalances of different
-items are slightly negatively correlated: a model cross-validated on a balanced set tends to
-land a little *below* chance (it learns the training items' residual imbalance, which the test
+rates stay far from chance - ``malalgo audit`` reports them per family, and the docs' P3
+page (docs/protocols/p3-malalgo.md) lists them.  And because each choice depends on the items
+before it, the imbalances of different items are slightly negatively correlated: a model
+cross-validated on a balanced set tends to land a little *below* chance (it learns the training items' residual imbalance, which the test
 items offset), which the audit reports like any other deviation.
 
 Items stay reproducible and prefix-stable (the first ``k`` items of ``n`` are the ``k`` items):

@@ -3,7 +3,8 @@
 A small model at greedy decoding often loops ("I'm so glad you're having fun with math! I'm so
 glad you're having fun with math! ...").  Such a reply is a real output -- it stays in the
 replies table and in its F1 -- but it is no candidate for a comparative-judgement study, where
-raters would only learn that the model looped.  The rule, documented here and in the README:
+raters would only learn that the model looped.  The rule, documented here and in the docs
+("Running a study", "Methods and deviations"):
 
 - ``empty``: nothing but white space;
 - ``repetitive``: at least :data:`MIN_WORDS` words and at least :data:`MAX_REPEATED_SHARE` of its
