@@ -56,7 +56,7 @@ from ._sampler import (
     run_nuts,
 )
 from .comparisons import resolve_ties, validate_comparisons
-from .design import Design, build_design, tidy_rows
+from .design import Design, agent_table, build_design, tidy_rows
 
 __all__ = [
     "ESS_MIN",
@@ -462,23 +462,8 @@ class BradleyTerryResults:
     def agent_table(self, by: Sequence[str] | None = None) -> pd.DataFrame:
         """Per agent (and ``by`` columns): groups, mean alpha, % alpha > 0, % HDI excluding 0."""
         by = list(by or [c for c in self.design.groups if c != "item"][:1])
-        ab = self.abilities
-        excl = (ab["alpha_hdi_low"] > 0) | (ab["alpha_hdi_high"] < 0)
-        t = (
-            ab.assign(pos=ab["alpha_mean"] > 0, excl=excl)
-            .groupby([*by, "agent"], sort=True)
-            .agg(
-                n_groups=("alpha_mean", "size"),
-                alpha_mean=("alpha_mean", "mean"),
-                pct_alpha_positive=("pos", "mean"),
-                pct_hdi_excludes_0=("excl", "mean"),
-                mean_rank=("rank_mean", "mean"),
-            )
-            .reset_index()
-        )
-        t["pct_alpha_positive"] *= 100
-        t["pct_hdi_excludes_0"] *= 100
-        return t
+        return agent_table(self.abilities, by, low="alpha_hdi_low", high="alpha_hdi_high",
+                           excl="pct_hdi_excludes_0", rank="rank_mean")  # fmt: skip
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy rows: the group columns, ``agent, measure, value, ci_low, ci_high`` -- per group

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-__all__ = ["Design", "build_design", "tidy_rows"]
+__all__ = ["Design", "agent_table", "build_design", "tidy_rows"]
 
 
 @dataclass
@@ -171,3 +171,28 @@ def tidy_rows(
         part["ci_high"] = table[high].to_numpy(dtype=float) if high else np.nan
         parts.append(part)
     return pd.concat(parts, ignore_index=True)
+
+
+def agent_table(
+    abilities: pd.DataFrame, by: Sequence[str], *, low: str, high: str, excl: str, rank: str
+) -> pd.DataFrame:
+    """Per agent (and ``by`` columns): groups, mean ``alpha_mean``, % of groups with alpha > 0 and
+    % whose interval ``[low, high]`` excludes 0 (column ``excl``), mean of ``rank`` -- the
+    paper's Table 3, for the NUTS (HDI) and the ML (Wald CI) fits alike."""
+    ab = abilities
+    out = (ab[low] > 0) | (ab[high] < 0)
+    t = (
+        ab.assign(pos=ab["alpha_mean"] > 0, excl=out)
+        .groupby([*by, "agent"], sort=True)
+        .agg(
+            n_groups=("alpha_mean", "size"),
+            alpha_mean=("alpha_mean", "mean"),
+            pct_alpha_positive=("pos", "mean"),
+            **{excl: ("excl", "mean")},
+            mean_rank=(rank, "mean"),
+        )
+        .reset_index()
+    )
+    t["pct_alpha_positive"] *= 100
+    t[excl] *= 100
+    return t

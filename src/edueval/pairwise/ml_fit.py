@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from .design import Design, tidy_rows
+from .design import Design, agent_table, tidy_rows
 from .ml import estimate_table, fit_ml_design
 
 __all__ = ["MLResults", "fit_ml"]
@@ -71,23 +71,8 @@ class MLResults:
     def agent_table(self, by: Sequence[str] | None = None) -> pd.DataFrame:
         """Per agent (and ``by`` columns): groups, mean estimate, % > 0, % CI excluding 0."""
         by = list(by or [c for c in self.design.groups if c != "item"][:1])
-        ab = self.abilities.dropna(subset=["alpha_mean"])
-        excl = (ab["alpha_ci_low"] > 0) | (ab["alpha_ci_high"] < 0)
-        t = (
-            ab.assign(pos=ab["alpha_mean"] > 0, excl=excl)
-            .groupby([*by, "agent"], sort=True)
-            .agg(
-                n_groups=("alpha_mean", "size"),
-                alpha_mean=("alpha_mean", "mean"),
-                pct_alpha_positive=("pos", "mean"),
-                pct_ci_excludes_0=("excl", "mean"),
-                mean_rank=("rank", "mean"),
-            )
-            .reset_index()
-        )
-        t["pct_alpha_positive"] *= 100
-        t["pct_ci_excludes_0"] *= 100
-        return t
+        return agent_table(self.abilities.dropna(subset=["alpha_mean"]), by, low="alpha_ci_low", high="alpha_ci_high",
+                           excl="pct_ci_excludes_0", rank="rank")  # fmt: skip
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy rows: the group columns, ``agent, measure, value, ci_low, ci_high`` -- per group
