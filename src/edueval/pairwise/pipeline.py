@@ -294,15 +294,24 @@ def fit_run(
         for w in res.warnings():
             warn(w)
     posterior = save_posterior(run, res.to_inference_data()) if save_draws else None
-    run.table("abilities", res.abilities)
-    run.table("groups", res.groups)
-    run.table("agents", res.agent_table())
+    results = _fit_tables(run, res, "nuts", removed)
+    if posterior:
+        results["posterior"] = posterior
+    rep = _fit_report(res, "Bayesian Bradley-Terry fit", f"{data_path}, ties: {ties}, seed {seed}")
+    run.finish(results, rep.render())
+    return results
+
+
+def _fit_tables(run: RunDir, res: Any, method: str, removed: list[str]) -> dict:
+    """The tables of a ``pairwise fit`` run (NUTS or ML results alike) and its headline numbers."""
     assert res.raters is not None
-    run.table("raters", res.raters)
+    for name, table in (("abilities", res.abilities), ("groups", res.groups),
+                        ("agents", res.agent_table()), ("raters", res.raters)):  # fmt: skip
+        run.table(name, table)
     if len(res.skipped):
         run.table("skipped", res.skipped)
-    results = {
-        "method": "nuts",
+    return {
+        "method": method,
         "n_groups": len(res.groups),
         "n_comparisons": int(res.groups["n_comparisons"].sum()),
         "n_excluded_raters": len(removed),
@@ -310,12 +319,8 @@ def fit_run(
         **quality_summary(res.groups, res.raters, list(res.design.groups)),
         **res.diagnostics(),
         "warnings": res.warnings(),
-        **({"posterior": posterior} if posterior else {}),
         "agents": res.agent_table(),
     }
-    rep = _fit_report(res, "Bayesian Bradley-Terry fit", f"{data_path}, ties: {ties}, seed {seed}")
-    run.finish(results, rep.render())
-    return results
 
 
 def _ml_fit_run(
@@ -355,23 +360,7 @@ def _ml_fit_run(
     if warn:
         for w in res.warnings():
             warn(w)
-    run.table("abilities", res.abilities)
-    run.table("groups", res.groups)
-    run.table("agents", res.agent_table())
-    run.table("raters", res.raters)
-    if len(res.skipped):
-        run.table("skipped", res.skipped)
-    results = {
-        "method": "ml",
-        "n_groups": len(res.groups),
-        "n_comparisons": int(res.groups["n_comparisons"].sum()),
-        "n_excluded_raters": len(removed),
-        "n_skipped_groups": len(res.skipped),
-        **quality_summary(res.groups, res.raters, list(res.design.groups)),
-        **res.diagnostics(),
-        "warnings": res.warnings(),
-        "agents": res.agent_table(),
-    }
+    results = _fit_tables(run, res, "ml", removed)
     d = res.diagnostics()
     rep = Report(
         "Bradley-Terry fit (maximum likelihood)",
