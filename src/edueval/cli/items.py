@@ -42,6 +42,17 @@ ItemsArg = Annotated[
 ]
 
 
+#: the total score DC, DC_rest and DC_ul correlate with (``items analyze`` and ``items pairs``)
+TotalScoreOption = Annotated[
+    str,
+    typer.Option(
+        help="Total score the discrimination indices correlate with: proportion (share "
+        "correct of the items a student answered; the authors' code) or count (number "
+        "correct). They differ only with missing responses."
+    ),
+]
+
+
 @app.command()
 def analyze(
     responses: ResponsesArg,
@@ -52,14 +63,7 @@ def analyze(
             min=0.0, max=1.0, help="Selection rate that makes a distractor effective (0-1)."
         ),
     ] = 0.05,
-    total_score: Annotated[
-        str,
-        typer.Option(
-            help="Total score the discrimination indices correlate with: proportion (share "
-            "correct of the items a student answered; the authors' code) or count (number "
-            "correct). They differ only with missing responses."
-        ),
-    ] = "proportion",
+    total_score: TotalScoreOption = "proportion",
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -100,14 +104,7 @@ def pairs(
     dc_measure: Annotated[
         str, typer.Option(help="DC (item-total, the paper), DC_rest or DC_ul.")
     ] = "DC",
-    total_score: Annotated[
-        str,
-        typer.Option(
-            help="Total score the discrimination indices correlate with: proportion (share "
-            "correct of the items a student answered; the authors' code) or count (number "
-            "correct). They differ only with missing responses."
-        ),
-    ] = "proportion",
+    total_score: TotalScoreOption = "proportion",
     seed: SeedOption = 0,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
