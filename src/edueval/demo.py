@@ -167,7 +167,8 @@ def _demo_turing_generate(out: Path, log: Callable[[str], None]) -> str:
     from .turing.generate_runs import generate_run
 
     ex = pd.read_csv(out / "turing-simulate" / "bank_examples.csv", dtype=str).head(1)
-    p1 = out / "turing-generate" / "phase1.csv"
+    # the input beside the run, not inside it: a run folder never holds its own input
+    p1 = out / "turing-generate-input" / "phase1.csv"
     p1.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(
         {"student": ["s0"], "question": ex["question"], "answer": ex["answer"],
