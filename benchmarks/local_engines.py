@@ -59,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
             (a, ta), (b, tb) = out["xllamacpp"], out["llama-cpp-python"]
             same_text += a == b
             if a != b and not req.json_schema:
-                at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+                at = next(
+                    (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                    min(len(a), len(b)),
+                )
                 print(f"  {kind} {task}: texts part at character {at}: "
                       f"xllamacpp {a[max(0, at - 12) : at + 12]!r}, "
                       f"llama-cpp-python {b[max(0, at - 12) : at + 12]!r}")  # fmt: skip

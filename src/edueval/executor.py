@@ -199,6 +199,9 @@ def _local_cluster(n_workers: int, memory: str | None) -> Iterator[DaskExecutor]
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
+        # no dashboard; its HTTP server (health routes) still starts: on a free local port, not
+        # 8787, which a second run (or the user's own cluster) may hold
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
         memory_limit=memory or "auto",
         silence_logs=_SILENT,
         # one thread per worker process: numba's parallel loops would otherwise oversubscribe

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import socket
+from contextlib import contextmanager
 
 import pandas as pd
 import pytest
@@ -47,15 +49,33 @@ def test_unreachable_scheduler_is_one_line(edueval, tmp_path, how):
     assert not (out / "results.json").exists()
 
 
+@contextmanager
+def _port_8787_taken():
+    """Dask's default HTTP port held by someone else, as by another run or the user's own cluster
+    (if another process holds it already, that is the same situation)."""
+    sock = socket.socket()
+    try:
+        try:
+            sock.bind(("0.0.0.0", 8787))
+            sock.listen()
+        except OSError:
+            pass
+        yield
+    finally:
+        sock.close()
+
+
 def test_kt_fit_on_a_local_cluster_is_the_in_process_fit(edueval, tmp_path):
     """Through the console script: the same params.csv byte for byte, and Dask's own logging
-    (shuffle start/stop, worker chatter) never reaches the user's terminal."""
+    (shuffle start/stop, worker chatter, "Port 8787 is already in use" when another cluster runs)
+    never reaches the user's terminal."""
     sim = edueval("kt", "simulate", "--students", "60", "--skills", "5", "--opportunities", "10",
                   "--out", tmp_path / "s")  # fmt: skip
     assert sim.code == 0, sim
     data = tmp_path / "s" / "responses.csv"
     here = edueval("kt", "fit", data, "--out", tmp_path / "here")
-    there = edueval("kt", "fit", data, "--out", tmp_path / "there", "--cluster", "local:2:1GB")
+    with _port_8787_taken():
+        there = edueval("kt", "fit", data, "--out", tmp_path / "there", "--cluster", "local:2:1GB")
     assert here.code == 0 and there.code == 0, there
     here_dir, there_dir = tmp_path / "here", tmp_path / "there"
     assert (here_dir / "params.csv").read_bytes() == (there_dir / "params.csv").read_bytes()

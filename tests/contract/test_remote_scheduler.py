@@ -37,7 +37,17 @@ def scheduler(tmp_path):
     elsewhere.mkdir()
     procs = [
         subprocess.Popen(
-            [dask, "scheduler", "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
+            [
+                dask,
+                "scheduler",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--dashboard-address",
+                "127.0.0.1:0",
+                "--scheduler-file",
+                str(info),
+            ],
             cwd=elsewhere,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
