@@ -69,6 +69,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse, in one line, the one combination under which ``--dist loadgroup`` silently does
+    nothing: pytest >= 9.2 with pytest-xdist <= 3.8 (xdist groups a test by rewriting its private
+    ``_nodeid``, which pytest 9.2 no longer reads). The PostgreSQL tests would then run on two
+    workers at once and drop each other's tables."""
+    if config.getoption("dist", "no") != "loadgroup" or not config.getoption("numprocesses", None):
+        return
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    if Version(pytest.__version__) >= Version("9.2") and Version(
+        version("pytest-xdist")
+    ) <= Version("3.8.0"):
+        raise pytest.UsageError(
+            f"pytest {pytest.__version__} with pytest-xdist {version('pytest-xdist')}: "
+            "--dist loadgroup has no effect (the xdist groups are dropped); install the test "
+            "extra's pins (pyproject.toml: pytest<9.2)"
+        )
+
+
 def _typer_tree_key(app: Any) -> tuple[Any, ...]:
     """What the Click tree built from a Typer ``app`` depends on that a test may change: the
     commands and groups registered on it, recursively."""
