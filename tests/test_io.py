@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 import warnings
 
 import numpy as np
@@ -782,6 +783,48 @@ def test_identifier_problem_and_unclean_identifiers():
     assert unclean_identifiers(raw).tolist() == [False, True]
     # what the old check saw: numpy's fixed-width text silently drops the trailing NUL
     assert raw.astype(str).tolist() == ["skill0", "skill0"]
+
+
+@pytest.mark.parametrize(
+    "char",
+    ["\u200b", "\u200c", "\u200d", "\u200e", "\u200f", "\u202a", "\u202e", "\u2066",
+     "\ufeff", "\u00ad", "\u2060", "\u034f", "\u180e", "\ufe0f", "\U000e0100", "\u3164"],
+)  # fmt: skip
+def test_invisible_characters_make_no_second_id(char):
+    """Unicode's invisible (default-ignorable) characters, anywhere in an id: "s00" and
+    "s0<ZWSP>0" look the same and would count as two students."""
+    from edueval.io import identifier_problem, unclean_identifiers
+
+    for value in (f"s0{char}0", f"s00{char}", f"{char}s00"):
+        assert identifier_problem(value) == "an invisible character", repr(value)
+    assert unclean_identifiers(["s00", f"s0{char}0"]).tolist() == [False, True]
+
+
+def test_lookalike_forms_are_refused_and_composed_text_is_not():
+    from edueval.io import identifier_problem, unclean_identifiers
+
+    composed, decomposed = "Jos\u00e9", "Jose\u0301"
+    assert unicodedata.normalize("NFC", decomposed) == composed  # the same on screen
+    assert identifier_problem(composed) is None
+    assert identifier_problem(decomposed) == "a decomposed character"
+    fullwidth = "\uff53\uff10\uff10"  # "s00" in fullwidth forms
+    assert unicodedata.normalize("NFKC", fullwidth) == "s00"
+    assert identifier_problem(fullwidth) == "a compatibility character"
+    # text in other scripts, with accents written composed, is an id as it stands
+    fine = [
+        "\u5b66\u751f1",
+        "\u0421\u0442\u0443\u0434\u0435\u043d\u0442",
+        "\u00c5sa",
+        "n\u00famero",
+    ]
+    assert unclean_identifiers(fine).tolist() == [False] * 4
+
+
+def test_text_column_names_the_lookalike_and_its_column():
+    df = pd.DataFrame({"student": ["s00", "s00", "s0\u200b0"], "x": [1, 2, 3]})
+    with pytest.raises(InputError, match="without invisible characters") as info:
+        text_column(df, "student", identifier=True)
+    assert "column 'student'" in str(info.value) and "'s0\\u200b0'" in str(info.value)
 
 
 def test_text_column_on_frames_built_in_python():

@@ -17,6 +17,7 @@ import os
 import re
 import stat
 import tempfile
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from io import StringIO
 from pathlib import Path
@@ -932,6 +933,40 @@ def order_column(df: pd.DataFrame, column: str) -> np.ndarray:
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
+#: Invisible characters that make two identifiers look the same (Unicode's default-ignorable
+#: code points that are not format characters; those, category Cf, are found by category):
+#: the combining grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian and other
+#: variation selectors.
+_INVISIBLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+)
+
+#: what each identifier problem asks for instead (messages of :func:`text_column`)
+IDENTIFIER_EXPECTED = {
+    "surrounding spaces": "an identifier without surrounding spaces or control characters",
+    "a control character": "an identifier without surrounding spaces or control characters",
+    "an invisible character": "an identifier without invisible characters (zero-width spaces "
+    "and joiners, direction marks, byte-order marks, soft hyphens, variation selectors)",
+    "a decomposed character": "an identifier in Unicode's composed form NFC (a letter and a "
+    "separate combining accent look the same as the composed letter but are another id)",
+    "a compatibility character": "an identifier without compatibility characters (fullwidth "
+    "letters and digits, ligatures, superscripts: look-alike forms that NFKC changes)",
+}
+
+
+def _unicode_problem(text: str) -> str | None:
+    """Identifiers that look like another: invisible characters, decomposed or compatibility
+    forms (Unicode TR 15; TR 36 on look-alike identifiers).  Plain ASCII has none of them."""
+    if text.isascii():
+        return None
+    if _INVISIBLE.search(text) or any(unicodedata.category(c) == "Cf" for c in text):
+        return "an invisible character"
+    if not unicodedata.is_normalized("NFC", text):
+        return "a decomposed character"
+    if not unicodedata.is_normalized("NFKC", text):
+        return "a compatibility character"
+    return None
+
 
 def identifier_problem(value: object) -> str | None:
     """Why ``value`` cannot be an identifier (student, item, skill, question), or None.
@@ -940,7 +975,11 @@ def identifier_problem(value: object) -> str | None:
     NUL and would let ``"skill0\\0"`` pass as ``"skill0"``: surrounding white space (``" s1"`` is
     not ``"s1"``), a control character (C0, DEL, C1) or line/paragraph separator anywhere, or a
     JSON list, object or true/false (:class:`JSONText`, or such a value in a frame built in
-    Python), which would otherwise become ``"{'a': 1}"`` or ``"True"``.
+    Python), which would otherwise become ``"{'a': 1}"`` or ``"True"``.  Identifiers that would
+    look like another are refused too, never normalised silently: an invisible character
+    (zero-width space or joiner, direction mark, byte-order mark, soft hyphen, word joiner,
+    variation selector), a decomposed form (not NFC: ``"e\\u0301"`` beside ``"\\u00e9"``) or a
+    compatibility form (changed by NFKC: fullwidth ``"\\uff53\\uff10\\uff10"`` beside ``"s00"``).
     """
     if isinstance(value, JSONText):
         return f"a JSON {value.json_kind}"
@@ -951,7 +990,7 @@ def identifier_problem(value: object) -> str | None:
         return "surrounding spaces"
     if _CONTROL.search(text):
         return "a control character"
-    return None
+    return _unicode_problem(text)
 
 
 def unclean_identifiers(values: Iterable[object]) -> np.ndarray:
@@ -960,7 +999,7 @@ def unclean_identifiers(values: Iterable[object]) -> np.ndarray:
     numpy's ``astype(str)`` of them, which drops trailing NULs."""
     search = _CONTROL.search
     mask = [
-        (v != v.strip() or search(v) is not None)
+        (v != v.strip() or search(v) is not None or _unicode_problem(v) is not None)
         if type(v) is str
         else identifier_problem(v) is not None
         for v in values
@@ -1016,11 +1055,7 @@ def text_column(df: pd.DataFrame, column: str, *, identifier: bool = False) -> n
         pos = int(np.flatnonzero(rows)[0])
         value = uniques[codes[pos]]
         kind = identifier_problem(value)
-        expected = (
-            "an identifier without surrounding spaces or control characters"
-            if kind in ("surrounding spaces", "a control character")
-            else "an identifier (text or a number)"
-        )
+        expected = IDENTIFIER_EXPECTED.get(kind or "", "an identifier (text or a number)")
         raise InputError(
             f"expected {expected}, got {_shown(value)}"
             + (f" ({int(rows.sum())} bad rows in all)" if rows.sum() > 1 else ""),

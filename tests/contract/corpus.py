@@ -481,6 +481,23 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation("id-control-character", REFUSE, _id_suffix("\x07x")),
     Mutation("id-tab", REFUSE, _id_suffix("\tx")),
     Mutation("id-u2028", REFUSE, _id_suffix("\u2028")),
+    # look-alike ids (issue 39): one row's id changed so that it looks the same but is another
+    # id -- a phantom student, skill, item, agent or question if it were read
+    *(
+        Mutation(f"id-lookalike-{name}", REFUSE, _id_suffix(suffix))
+        for name, suffix in (
+            ("zero-width-space", "\u200b"),
+            ("zero-width-joiner", "\u200d"),
+            ("left-to-right-mark", "\u200e"),
+            ("right-to-left-override", "\u202e"),
+            ("byte-order-mark", "\ufeff"),
+            ("soft-hyphen", "\u00ad"),
+            ("word-joiner", "\u2060"),
+            ("variation-selector", "\ufe0f"),
+            ("decomposed-accent", "e\u0301"),
+            ("fullwidth-digit", "\uff10"),
+        )
+    ),
     Mutation("id-empty", REFUSE, _empty_id),
     Mutation("id-json-null", REFUSE, _json_id("null")),
     Mutation("id-json-object", REFUSE, _json_id('{"a": 1}')),

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import (
+    IDENTIFIER_EXPECTED,
     InputError,
     JSONText,
     as_table,
@@ -140,9 +141,6 @@ class Sequences:
         return out
 
 
-_AS_WRITTEN = ("surrounding spaces", "a control character")
-
-
 def _identifiers(df: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Codes (numbered in order of first appearance) and names (as text) of an identifier column.
 
@@ -174,11 +172,8 @@ def _identifiers(df: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
     if len(unclean):
         pos = int(np.flatnonzero(np.isin(codes, unclean))[0])
         value = uniques[codes[pos]]
-        expected = (
-            "an identifier (text or a number)"
-            if isinstance(value, JSONText) or identifier_problem(value) not in _AS_WRITTEN
-            else "an identifier without surrounding spaces or control characters"
-        )
+        problem = None if isinstance(value, JSONText) else identifier_problem(value)
+        expected = IDENTIFIER_EXPECTED.get(problem or "", "an identifier (text or a number)")
         raise InputError(
             f"expected {expected}, got {_shown(value)} (it would count as another {name})",
             file=df.attrs.get("file"),
