@@ -14,6 +14,7 @@ The regression tests run the examples of the issue through the console script.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path, PurePath
 from typing import Any, get_args, get_origin
@@ -209,7 +210,7 @@ def test_work_that_cannot_fit_is_refused_before_it_starts(edueval, tmp_path, arg
     assert_refused(run, code=2, out=tmp_path / "run")
     line = run.err_lines[-1]
     assert line.startswith(f"error: {option} "), run
-    assert "GB of memory; this machine has" in line, run
+    assert re.search(r"GB of memory; (this machine has|this process's \S+ allows) ", line), run
     assert not (tmp_path / "run").exists(), run
 
 
@@ -244,6 +245,56 @@ def test_memory_check_and_list_callbacks() -> None:
                            (float_list(0, 1), "-0.1"), (int_list(2), "2.5")):  # fmt: skip
         with pytest.raises(typer.BadParameter):
             callback(text)
+
+
+def test_the_memory_limit_is_the_cgroups_when_it_is_smaller(tmp_path) -> None:
+    """A container or batch job with 12 GB on a 256 GB machine: the guard reads the process's
+    cgroup (v2 and v1, and every cgroup above it), not the machine's physical memory."""
+    from edueval.cli import ranges
+
+    root = tmp_path / "sys"
+    proc = tmp_path / "cgroup"
+    # cgroup v2: the job's own cgroup says "max", its parent 12 GB
+    (root / "jobs" / "job1").mkdir(parents=True)
+    (root / "jobs" / "job1" / "memory.max").write_text("max\n")
+    (root / "jobs" / "memory.max").write_text("12000000000\n")
+    proc.write_text("0::/jobs/job1\n")
+    limit = ranges.memory_limit(proc, root)
+    physical = ranges._physical_memory()
+    assert limit is not None
+    if physical is None or physical > 12e9:
+        assert limit[0] == 12_000_000_000 and limit[1] == "this process's cgroup allows"
+    # cgroup v1: the memory controller's hierarchy; "unlimited" is a huge number
+    (root / "memory" / "docker" / "c1").mkdir(parents=True)
+    (root / "memory" / "docker" / "c1" / "memory.limit_in_bytes").write_text("3000000000\n")
+    (root / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    proc.write_text("5:cpu,cpuacct:/docker/c1\n4:memory:/docker/c1\n")
+    assert ranges._cgroup_limits(proc, root) == [3_000_000_000, 9223372036854771712]
+    # no cgroup file, none readable: only what the system says
+    assert ranges._cgroup_limits(tmp_path / "absent", root) == []
+
+
+def test_the_memory_limit_is_the_rlimit_when_it_is_smaller(monkeypatch) -> None:
+    import resource
+
+    from edueval.cli import ranges
+    from edueval.io import InputError
+
+    real = resource.getrlimit
+    monkeypatch.setattr(
+        resource,
+        "getrlimit",
+        lambda which: (
+            (2_000_000_000, resource.RLIM_INFINITY) if which == resource.RLIMIT_AS else real(which)
+        ),
+    )
+    assert ranges.memory_limit(Path("/nonexistent"))[0] <= 2_000_000_000
+    with pytest.raises(
+        InputError,
+        match=r"^--n 9 needs about 3 GB of memory; this process's RLIMIT_AS allows 2 GB$",
+    ):
+        ranges.check_memory(3e9, ("--n", 9))
+    ranges.check_memory(1e9, ("--n", 9))  # fits
 
 
 # --- path parameters: a file or a folder, said once in the declaration ---------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -87,13 +88,81 @@ def float_list(
     return check
 
 
-def memory_bytes() -> int | None:
-    """Physical memory of this machine in bytes, or None where the system does not say."""
+def _physical_memory() -> int | None:
     try:
         pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         return None
     return pages * size if pages > 0 and size > 0 else None
+
+
+def _read_limit(path: Path) -> int | None:
+    """A cgroup memory limit file's value in bytes; None for "max", absent or unreadable."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _cgroup_limits(proc_cgroup: Path, root: Path) -> list[int]:
+    """The memory limits of this process's cgroup and of every cgroup above it (v2's
+    ``memory.max``, v1's ``memory.limit_in_bytes``): the smallest is what the process may use."""
+    try:
+        lines = proc_cgroup.read_text().splitlines()
+    except OSError:
+        return []
+    limits = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":  # cgroup v2: one unified hierarchy
+            base, name = root, "memory.max"
+        elif "memory" in controllers.split(","):
+            base, name = root / "memory", "memory.limit_in_bytes"
+        else:
+            continue
+        here = base / path.lstrip("/")
+        while True:
+            value = _read_limit(here / name)
+            if value is not None:
+                limits.append(value)
+            if here == base or base not in here.parents:
+                break
+            here = here.parent
+    return limits
+
+
+def memory_limit(
+    proc_cgroup: Path = Path("/proc/self/cgroup"), cgroup_root: Path = Path("/sys/fs/cgroup")
+) -> tuple[int, str] | None:
+    """The memory this process may use, in bytes, and where the limit comes from: the smallest
+    of the machine's physical memory, the memory limit of its cgroup (a container's or a batch
+    job's: v2 or v1) and its address-space and data rlimits; None where none is known."""
+    found: list[tuple[int, str]] = []
+    physical = _physical_memory()
+    if physical is not None:
+        found.append((physical, "this machine has"))
+    found += [(v, "this process's cgroup allows") for v in _cgroup_limits(proc_cgroup, cgroup_root)]
+    try:
+        import resource
+
+        for which, name in (
+            (resource.RLIMIT_AS, "RLIMIT_AS"),
+            (resource.RLIMIT_DATA, "RLIMIT_DATA"),
+        ):
+            soft = resource.getrlimit(which)[0]
+            if soft != resource.RLIM_INFINITY and soft > 0:
+                found.append((soft, f"this process's {name} allows"))
+    except (ImportError, OSError, ValueError):  # pragma: no cover - resource is POSIX-only
+        pass
+    return min(found, key=lambda f: f[0]) if found else None
+
+
+def memory_bytes() -> int | None:
+    """The memory this process may use in bytes (:func:`memory_limit`), or None where the
+    system does not say."""
+    limit = memory_limit()
+    return limit[0] if limit else None
 
 
 def _gb(nbytes: float) -> str:
@@ -102,15 +171,17 @@ def _gb(nbytes: float) -> str:
 
 
 def check_memory(nbytes: float, *drivers: tuple[str, int]) -> None:
-    """Refuse (one line, exit 2) work whose estimated memory ``nbytes`` exceeds this machine's
-    physical memory, before anything is allocated.  ``drivers`` are the (option, value) pairs the
-    estimate multiplies; the message names the largest."""
+    """Refuse (one line, exit 2) work whose estimated memory ``nbytes`` exceeds what this process
+    may use (:func:`memory_limit`: physical memory, its cgroup's limit, its rlimits), before
+    anything is allocated.  ``drivers`` are the (option, value) pairs the estimate multiplies;
+    the message names the largest."""
     from ..io import InputError
 
-    total = memory_bytes()
-    if total is None or nbytes <= total:
+    limit = memory_limit()
+    if limit is None or nbytes <= limit[0]:
         return
+    total, source = limit
     option, value = max(drivers, key=lambda d: d[1])
     raise InputError(
-        f"{option} {value} needs about {_gb(nbytes)} GB of memory; this machine has {_gb(total)} GB"
+        f"{option} {value} needs about {_gb(nbytes)} GB of memory; {source} {_gb(total)} GB"
     )
