@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from edueval.models.scripted_server import ScriptedServer, last_user_message
+from support.scripted_server import ScriptedServer, last_user_message
 
 
 def _script(body: dict) -> str:
