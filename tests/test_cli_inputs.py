@@ -94,10 +94,11 @@ def test_each_input_names_its_tables_in_help(name, capsys, listed) -> None:
         if param.name in _inputs(command) and (name, param.name) not in NO_TABLE:
             assert tables, f"edueval {name}: {param.name} reads a file but names no table"
         assert tables <= listed, f"edueval {name}: not in edueval formats: {tables - listed}"
+        assert (getattr(param, "help", None) or "").count("Input table") <= 1
         for table in tables:  # as the user sees it: whole, on a line of its own
             assert any(line.split("  [")[0].endswith(table) for line in lines), (name, table)
-    if not any(_tables(p) for p in command.params):
-        assert "Input table" not in text
+    notes = sum(bool(_tables(p)) for p in command.params)
+    assert text.count("Input table") == notes  # each once, however often the tree was named
 
 
 def test_every_listed_table_is_read_by_some_command(listed) -> None:

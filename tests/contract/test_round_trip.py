@@ -124,13 +124,15 @@ def test_kt_files_are_read_back(cli, tmp_path, size) -> None:
     _ok(cli("kt", "evaluate", pr / "predictions.csv", "--params", fit / "params.csv",
             "--out", tmp_path / "ev"))  # fmt: skip
     _ok(cli("kt", "roster", fit / "params.csv", "--updates", data, "--out", tmp_path / "ro"))
-    # kt simulate's own parameter file drives kt predict (wide or, with items, long) and, wide,
-    # kt simulate again (a long file of per-item guess/slip is not a simulate input: noted)
+    # kt simulate's own parameter file drives kt predict (wide or, with items, long); kt
+    # simulate reads its own and kt fit's (wide, or long per item) back
     sim = tmp_path / f"sim-{size}"
     _ok(cli("kt", "predict", data, "--params", sim / "params.csv", "--out", tmp_path / "pr2"))
-    if size == "smallest":
-        _ok(cli("kt", "simulate", "--students", "5", "--opportunities", "3", "--params",
-                sim / "params.csv", "--out", tmp_path / "sim-again"))  # fmt: skip
+    for params in (sim / "params.csv", fit / "params.csv"):
+        again = tmp_path / f"again-{params.parent.name}"
+        _ok(cli("kt", "simulate", "--students", "5", "--opportunities", "3", "--params", params,
+                "--out", again))  # fmt: skip
+        assert ("item" in pd.read_csv(again / "responses.csv").columns) == (size == "largest")
 
 
 NCTE_REQUIRED = ["obs_id", "exchange_idx", "student_text", "teacher_text"]

@@ -99,5 +99,7 @@ def name_tables(root: Any) -> Any:
                 raise LookupError(f"edueval.cli.inputs.READS: {path!r} has no parameter {name!r}")
             param = by_name[name]
             help_text = (getattr(param, "help", None) or "").rstrip()
-            param.help = f"{help_text}\n\n{table_note(tables)}".lstrip()
+            note = table_note(tables)
+            if not help_text.endswith(note):  # a tree named once already (tests reuse one)
+                param.help = f"{help_text}\n\n{note}".lstrip()
     return root

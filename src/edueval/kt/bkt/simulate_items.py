@@ -23,10 +23,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...io import InputError
 from ...seeding import rng as make_rng
 from .params import PARAM_NAMES, BKTParams, params_frame
 
-__all__ = ["ItemParams", "draw_item_params", "simulate_items", "item_params_long"]
+__all__ = [
+    "ItemParams",
+    "draw_item_params",
+    "simulate_items",
+    "item_params_long",
+    "item_params_from_long",
+]
 
 ITEM_COLUMN = "item"
 _GS_RANGE = (0.01, 0.45)
@@ -35,9 +42,12 @@ _LEARN_RANGE = (0.01, 0.95)
 
 @dataclass(frozen=True)
 class ItemParams:
-    """Per-skill parameters (``skills``, ``prior``, ``forget``: (n_skills,)) and per-item ones
-    (``guess``, ``slip``, ``learn``: (n_skills, n_items)); ``item_learn`` says whether learn
-    varies by item (else every item of a skill has the skill's learn)."""
+    """Per-skill parameters (``skills``, ``prior``: (n_skills,)) and per-item ones (``guess``,
+    ``slip``, ``learn``: (n_skills, n_items)); ``forget`` per skill (n_skills,) or per item (like
+    ``learn``); ``item_learn`` says whether learn and forget vary by item (else every item of a
+    skill has the skill's).  Items drawn here are named ``SKILL-J``; items read from a parameter
+    file keep their ``names`` (n_skills, n_items), a skill with fewer items than the widest
+    padded, ``counts`` items each; ``column`` names the response column that holds the item."""
 
     skills: np.ndarray
     prior: np.ndarray
@@ -46,15 +56,24 @@ class ItemParams:
     slip: np.ndarray
     learn: np.ndarray
     item_learn: bool
+    names: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    column: str = ITEM_COLUMN
 
     @property
     def n_items(self) -> int:
         return self.guess.shape[1]
 
     def item_names(self) -> np.ndarray:
-        """(n_skills, n_items) names ``SKILL-J``."""
+        """(n_skills, n_items) names: as read, or ``SKILL-J``."""
+        if self.names is not None:
+            return self.names
         j = np.arange(1, self.n_items + 1).astype(str)
         return np.char.add(np.char.add(self.skills.astype(str)[:, None], "-"), j[None, :])
+
+    def items_of(self, k: int) -> int:
+        """How many items skill ``k`` has."""
+        return self.n_items if self.counts is None else int(self.counts[k])
 
 
 def draw_item_params(
@@ -94,11 +113,13 @@ def simulate_item_arrays(ip: ItemParams, n_students: int, n_opportunities: int, 
     if n_students < 1 or n_opportunities < 1:
         raise ValueError("n_students and n_opportunities must be at least 1")
     shape = (len(ip.skills), n_students, n_opportunities)
-    item = gen.integers(ip.n_items, size=shape)
+    if ip.counts is None or (ip.counts == ip.n_items).all():
+        item = gen.integers(ip.n_items, size=shape)
+    else:  # skills with fewer items than the widest: each drawn among its own
+        item = gen.integers(0, np.asarray(ip.counts)[:, None, None], size=shape)
     known = np.empty(shape, dtype=np.int8)
     correct = np.empty(shape, dtype=np.int8)
     sk = np.arange(shape[0])[:, None]
-    forget = ip.forget[:, None]
     state = gen.random(shape[:2]) < ip.prior[:, None]
     for t in range(n_opportunities):
         it = item[:, :, t]
@@ -106,6 +127,7 @@ def simulate_item_arrays(ip: ItemParams, n_students: int, n_opportunities: int, 
         p = np.where(state, 1.0 - ip.slip[sk, it], ip.guess[sk, it])
         correct[:, :, t] = gen.random(p.shape) < p
         move = gen.random(p.shape)
+        forget = ip.forget[sk, it] if ip.forget.ndim == 2 else ip.forget[:, None]
         state = move < np.where(state, 1.0 - forget, ip.learn[sk, it])
     return item, known, correct
 
@@ -125,7 +147,7 @@ def simulate_items(
         {
             "student": np.tile(np.repeat(students, n_opportunities), n_skills),
             "skill": np.repeat(ip.skills, per_skill),
-            "item": names[np.repeat(np.arange(n_skills), per_skill), item.reshape(-1)],
+            ip.column: names[np.repeat(np.arange(n_skills), per_skill), item.reshape(-1)],
             "order": np.tile(np.arange(1, n_opportunities + 1), n_skills * n_students),
             "correct": correct.reshape(-1),
             "known": known.reshape(-1),
@@ -134,21 +156,90 @@ def simulate_items(
 
 
 def item_params_long(ip: ItemParams) -> pd.DataFrame:
-    """The true parameters as a long table (``skill, parameter, group, value``): prior and
-    forget per skill (group ``*``), guess and slip per item (group ``item=SKILL-J``), learn per
-    item with ``item_learn``, else per skill."""
+    """The true parameters as a long table (``skill, parameter, group, value``): prior per skill
+    (group ``*``), guess and slip per item (group ``item=SKILL-J``), learn and forget per item
+    with ``item_learn``, else per skill."""
     rows = []
     names = ip.item_names()
     for k, skill in enumerate(ip.skills.astype(str)):
-        groups = [f"{ITEM_COLUMN}={n}" for n in names[k]]
+        n = ip.items_of(k)
+        groups = [f"{ip.column}={name}" for name in names[k, :n]]
+        forget = ip.forget[k] if ip.forget.ndim == 2 else np.full(n, ip.forget[k])
         rows.append((skill, "prior", "*", ip.prior[k]))
         if ip.item_learn:
-            rows += [(skill, "learn", g, v) for g, v in zip(groups, ip.learn[k], strict=True)]
-            rows += [(skill, "forget", g, ip.forget[k]) for g in groups]
+            rows += [(skill, "learn", g, v) for g, v in zip(groups, ip.learn[k, :n], strict=True)]
+            rows += [(skill, "forget", g, v) for g, v in zip(groups, forget[:n], strict=True)]
         else:
-            rows += [(skill, "learn", "*", ip.learn[k, 0]), (skill, "forget", "*", ip.forget[k])]
-        rows += [(skill, "guess", g, v) for g, v in zip(groups, ip.guess[k], strict=True)]
-        rows += [(skill, "slip", g, v) for g, v in zip(groups, ip.slip[k], strict=True)]
+            rows += [(skill, "learn", "*", ip.learn[k, 0]), (skill, "forget", "*", forget[0])]
+        rows += [(skill, "guess", g, v) for g, v in zip(groups, ip.guess[k, :n], strict=True)]
+        rows += [(skill, "slip", g, v) for g, v in zip(groups, ip.slip[k, :n], strict=True)]
     table = pd.DataFrame(rows, columns=["skill", "parameter", "group", "value"])
     table["value"] = table["value"].astype(float)
     return table
+
+
+def _item_column(long: pd.DataFrame) -> str:
+    """The one column that the table's grouped guess, slip, learn and forget are per value of;
+    a table that kt simulate cannot draw responses for is refused, naming why."""
+    if (long["parameter"] == "share").any() or (long.loc[long["parameter"] == "prior", "group"]
+                                                 != "*").any():  # fmt: skip
+        raise InputError(
+            "kt simulate draws one prior per skill; this parameter file has a prior per group "
+            "(kt fit --multiprior): simulate from a file without it"
+        )
+    grouped = long.loc[long["group"] != "*", "group"].astype(str)
+    pairs = grouped.str.partition("=")[2].str.contains(">|^\\(first\\)$")
+    if pairs.any():
+        raise InputError(
+            f"kt simulate cannot draw the pairs of group {grouped[pairs].iloc[0]!r} (kt fit "
+            "--multipair): simulate from a file with guess/slip/learn/forget per COLUMN=VALUE"
+        )
+    columns = sorted(set(grouped.str.partition("=")[0]))
+    if len(columns) > 1:
+        raise InputError(
+            "kt simulate draws one grouping column per response; this parameter file groups by "
+            + " and ".join(repr(c) for c in columns)
+        )
+    return columns[0] if columns else ITEM_COLUMN
+
+
+def _value(table: pd.DataFrame, skill: str, parameter: str, label: str) -> float | None:
+    hit = table[(table["parameter"] == parameter) & (table["group"] == label)]
+    return float(hit["value"].iloc[0]) if len(hit) else None
+
+
+def item_params_from_long(long: pd.DataFrame) -> ItemParams:
+    """Item parameters from a validated long parameter table (``kt simulate --items-per-skill``
+    and ``kt fit --multigs``/``--multilearn COLUMN`` write one; :func:`~.variants.read_param_file`
+    reads it): each skill's items are the values of COLUMN its groups name (sorted), each item's
+    guess, slip, learn and forget its group's value, else the skill's ``*`` value; forget 0 when
+    the table has none.  A table grouped by first-response class or by pairs, by two columns, or
+    leaving an item without a value of one of its parameters is refused (:class:`InputError`)."""
+    column = _item_column(long)
+    prefix = f"{column}="
+    skills = list(dict.fromkeys(long["skill"].astype(str)))
+    items = [sorted({g[len(prefix):] for g in long.loc[long["skill"] == s, "group"]
+                     if g.startswith(prefix)}) or [s] for s in skills]  # fmt: skip
+    width = max(len(i) for i in items)
+    values = {p: np.zeros((len(skills), width)) for p in ("guess", "slip", "learn", "forget")}
+    prior = np.zeros(len(skills))
+    for k, skill in enumerate(skills):
+        table = long[long["skill"] == skill]
+        prior[k] = _value(table, skill, "prior", "*")
+        for j, item in enumerate(items[k]):
+            for parameter, out in values.items():
+                v = _value(table, skill, parameter, prefix + item)
+                v = _value(table, skill, parameter, "*") if v is None else v
+                if v is None and parameter != "forget":
+                    raise InputError(f"parameter file: no {parameter!r} for {prefix}{item} of "
+                                     f"skill {skill!r} (and no '*' value for the skill)")  # fmt: skip
+                out[k, j] = 0.0 if v is None else v
+    names = np.full((len(skills), width), "", dtype=object)
+    for k, its in enumerate(items):
+        names[k, : len(its)] = its
+    transitions = long[long["parameter"].isin(["learn", "forget"])]
+    return ItemParams(
+        np.array(skills, dtype=object), prior, values["forget"], values["guess"], values["slip"],
+        values["learn"], bool((transitions["group"] != "*").any()), names,
+        np.array([len(i) for i in items]), column,
+    )  # fmt: skip
