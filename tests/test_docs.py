@@ -116,6 +116,7 @@ def _offline_site_tool():
     return module
 
 
+@pytest.mark.slow  # a browser: ~15 s
 def test_every_page_loads_complete_offline_in_a_browser(site):
     """Headless Chromium, network off, each page from disk: nothing asked of the network, no
     local file missing (stylesheets, scripts, the search index, images), the theme's script ran,
