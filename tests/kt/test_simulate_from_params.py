@@ -106,8 +106,10 @@ def test_responses_follow_each_items_parameters():
           ("a", "slip", "*", 0.1)], "pairs"),
         ([("a", "prior", "*", 0.2), ("a", "learn", "hint=1", 0.1), ("a", "learn", "hint=0", 0.1),
           ("a", "guess", "item=x", 0.1), ("a", "slip", "item=x", 0.1)], "one grouping column"),
+        ([("a", "prior", "*", 0.2), ("a", "learn", "item=y", 0.1), ("a", "forget", "item=y", 0.0),
+          ("a", "guess", "item=x", 0.1), ("a", "slip", "item=x", 0.1)], "no 'learn' for item=x"),
     ],
-    ids=["multiprior", "multipair", "two-columns"],
+    ids=["multiprior", "multipair", "two-columns", "item-without-learn"],
 )  # fmt: skip
 def test_a_file_kt_simulate_cannot_draw_is_one_line(cli, tmp_path, rows, says):
     with pytest.raises(InputError, match=says):

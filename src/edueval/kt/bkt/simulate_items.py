@@ -203,11 +203,6 @@ def _item_column(long: pd.DataFrame) -> str:
     return columns[0] if columns else ITEM_COLUMN
 
 
-def _value(table: pd.DataFrame, skill: str, parameter: str, label: str) -> float | None:
-    hit = table[(table["parameter"] == parameter) & (table["group"] == label)]
-    return float(hit["value"].iloc[0]) if len(hit) else None
-
-
 def item_params_from_long(long: pd.DataFrame) -> ItemParams:
     """Item parameters from a validated long parameter table (``kt simulate --items-per-skill``
     and ``kt fit --multigs``/``--multilearn COLUMN`` write one; :func:`~.variants.read_param_file`
@@ -217,19 +212,22 @@ def item_params_from_long(long: pd.DataFrame) -> ItemParams:
     leaving an item without a value of one of its parameters is refused (:class:`InputError`)."""
     column = _item_column(long)
     prefix = f"{column}="
-    skills = list(dict.fromkeys(long["skill"].astype(str)))
-    items = [sorted({g[len(prefix):] for g in long.loc[long["skill"] == s, "group"]
-                     if g.startswith(prefix)}) or [s] for s in skills]  # fmt: skip
+    skill_col, group_col = long["skill"].astype(str), long["group"].astype(str)
+    keys = zip(skill_col, long["parameter"].astype(str), group_col, strict=True)
+    value = dict(zip(keys, long["value"].astype(float), strict=True))
+    skills = list(dict.fromkeys(skill_col))
+    by_skill: dict[str, set[str]] = {s: set() for s in skills}
+    for skill, group in zip(skill_col, group_col, strict=True):
+        if group.startswith(prefix):
+            by_skill[skill].add(group[len(prefix) :])
+    items = [sorted(by_skill[s]) or [s] for s in skills]
     width = max(len(i) for i in items)
     values = {p: np.zeros((len(skills), width)) for p in ("guess", "slip", "learn", "forget")}
-    prior = np.zeros(len(skills))
+    prior = np.array([value[(s, "prior", "*")] for s in skills], dtype=float)
     for k, skill in enumerate(skills):
-        table = long[long["skill"] == skill]
-        prior[k] = _value(table, skill, "prior", "*")
         for j, item in enumerate(items[k]):
             for parameter, out in values.items():
-                v = _value(table, skill, parameter, prefix + item)
-                v = _value(table, skill, parameter, "*") if v is None else v
+                v = value.get((skill, parameter, prefix + item), value.get((skill, parameter, "*")))
                 if v is None and parameter != "forget":
                     raise InputError(f"parameter file: no {parameter!r} for {prefix}{item} of "
                                      f"skill {skill!r} (and no '*' value for the skill)")  # fmt: skip
