@@ -162,7 +162,7 @@ def simulate(
             dir_okay=False,
             help="Parameter file instead of random parameters: wide (skill, prior, learn, "
             "guess, slip[, forget]) or long, as kt simulate and kt fit write it (its items' own "
-            "guess, slip, learn, forget: kt fit --multigs/--multilearn COLUMN).",
+            "guess, slip, learn, forget: kt fit --multigs/--multilearn/--multipair COLUMN).",
         ),
     ] = None,
     forget_max: Annotated[

@@ -45,7 +45,7 @@ class ItemParams:
     """Per-skill parameters (``skills``, ``prior``: (n_skills,)) and per-item ones (``guess``,
     ``slip``, ``learn``: (n_skills, n_items)); ``forget`` per skill (n_skills,) or per item (like
     ``learn``); ``item_learn`` says whether learn and forget vary by item (else every item of a
-    skill has the skill's).  Items drawn here are named ``SKILL-J``; items read from a parameter
+    skill has the skill's), ``pair_learn``/``pair_forget`` replace them per pair of items.  Items drawn here are named ``SKILL-J``; items read from a parameter
     file keep their ``names`` (n_skills, n_items), a skill with fewer items than the widest
     padded, ``counts`` items each; ``column`` names the response column that holds the item."""
 
@@ -59,6 +59,12 @@ class ItemParams:
     names: np.ndarray | None = None
     counts: np.ndarray | None = None
     column: str = ITEM_COLUMN
+    #: learn and forget per ordered pair of items (``kt fit --multipair``): (n_skills, n_items + 1,
+    #: n_items), index 0 of the middle axis the sequence's first move (``COLUMN=(first)``), j + 1
+    #: the previous item j; ``pair_given`` marks the pairs the parameter file named
+    pair_learn: np.ndarray | None = None
+    pair_forget: np.ndarray | None = None
+    pair_given: np.ndarray | None = None
 
     @property
     def n_items(self) -> int:
@@ -121,14 +127,20 @@ def simulate_item_arrays(ip: ItemParams, n_students: int, n_opportunities: int, 
     correct = np.empty(shape, dtype=np.int8)
     sk = np.arange(shape[0])[:, None]
     state = gen.random(shape[:2]) < ip.prior[:, None]
+    previous = np.zeros(shape[:2], dtype=np.intp)  # 0: no previous item (the first move)
     for t in range(n_opportunities):
         it = item[:, :, t]
         known[:, :, t] = state
         p = np.where(state, 1.0 - ip.slip[sk, it], ip.guess[sk, it])
         correct[:, :, t] = gen.random(p.shape) < p
         move = gen.random(p.shape)
-        forget = ip.forget[sk, it] if ip.forget.ndim == 2 else ip.forget[:, None]
-        state = move < np.where(state, 1.0 - forget, ip.learn[sk, it])
+        if ip.pair_learn is not None and ip.pair_forget is not None:
+            learn, forget = ip.pair_learn[sk, previous, it], ip.pair_forget[sk, previous, it]
+            previous = it + 1
+        else:
+            learn = ip.learn[sk, it]
+            forget = ip.forget[sk, it] if ip.forget.ndim == 2 else ip.forget[:, None]
+        state = move < np.where(state, 1.0 - forget, learn)
     return item, known, correct
 
 
@@ -166,7 +178,9 @@ def item_params_long(ip: ItemParams) -> pd.DataFrame:
         groups = [f"{ip.column}={name}" for name in names[k, :n]]
         forget = ip.forget[k] if ip.forget.ndim == 2 else np.full(n, ip.forget[k])
         rows.append((skill, "prior", "*", ip.prior[k]))
-        if ip.item_learn:
+        if ip.pair_learn is not None:
+            rows += _pair_rows(ip, k, skill)
+        elif ip.item_learn:
             rows += [(skill, "learn", g, v) for g, v in zip(groups, ip.learn[k, :n], strict=True)]
             rows += [(skill, "forget", g, v) for g, v in zip(groups, forget[:n], strict=True)]
         else:
@@ -176,6 +190,26 @@ def item_params_long(ip: ItemParams) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=["skill", "parameter", "group", "value"])
     table["value"] = table["value"].astype(float)
     return table
+
+
+def _pair_label(column: str, previous: str | None, item: str) -> str:
+    return f"{column}=(first)" if previous is None else f"{column}={previous}>{item}"
+
+
+def _pair_rows(ip: ItemParams, k: int, skill: str) -> list[tuple[str, str, str, float]]:
+    """Learn and forget rows of the pairs the parameter file named (``kt fit --multipair``)."""
+    assert ip.pair_learn is not None and ip.pair_forget is not None and ip.pair_given is not None
+    names = ip.item_names()[k, : ip.items_of(k)]
+    rows = []
+    for parameter, values in (("learn", ip.pair_learn), ("forget", ip.pair_forget)):
+        for i, previous in enumerate([None, *names]):
+            for j, item in enumerate(names):
+                if ip.pair_given[k, i, j]:
+                    label = _pair_label(ip.column, previous, item)
+                    rows.append((skill, parameter, label, float(values[k, i, j])))
+                    if previous is None:
+                        break  # one shared (first) group: its value is the same for every item
+    return rows
 
 
 def _item_column(long: pd.DataFrame) -> str:
@@ -188,12 +222,6 @@ def _item_column(long: pd.DataFrame) -> str:
             "(kt fit --multiprior): simulate from a file without it"
         )
     grouped = long.loc[long["group"] != "*", "group"].astype(str)
-    pairs = grouped.str.partition("=")[2].str.contains(">|^\\(first\\)$")
-    if pairs.any():
-        raise InputError(
-            f"kt simulate cannot draw the pairs of group {grouped[pairs].iloc[0]!r} (kt fit "
-            "--multipair): simulate from a file with guess/slip/learn/forget per COLUMN=VALUE"
-        )
     columns = sorted(set(grouped.str.partition("=")[0]))
     if len(columns) > 1:
         raise InputError(
@@ -203,41 +231,72 @@ def _item_column(long: pd.DataFrame) -> str:
     return columns[0] if columns else ITEM_COLUMN
 
 
+def _is_pair(value: str) -> bool:
+    return ">" in value or value == "(first)"
+
+
+def _items(rows: dict[str, dict[str, float]], prefix: str, fallback: str) -> list[str]:
+    """A skill's items: the values its groups name (both items of a pair), sorted."""
+    found: set[str] = set()
+    for groups in rows.values():
+        for group in groups:
+            if group.startswith(prefix):
+                value = group[len(prefix) :]
+                found.update(
+                    value.split(">") if ">" in value else [] if _is_pair(value) else [value]
+                )
+    return sorted(found) or [fallback]
+
+
 def item_params_from_long(long: pd.DataFrame) -> ItemParams:
     """Item parameters from a validated long parameter table (``kt simulate --items-per-skill``
-    and ``kt fit --multigs``/``--multilearn COLUMN`` write one; :func:`~.variants.read_param_file`
-    reads it): each skill's items are the values of COLUMN its groups name (sorted), each item's
-    guess, slip, learn and forget its group's value, else the skill's ``*`` value; forget 0 when
-    the table has none.  A table grouped by first-response class or by pairs, by two columns, or
-    leaving an item without a value of one of its parameters is refused (:class:`InputError`)."""
+    and ``kt fit --multigs``/``--multilearn``/``--multipair COLUMN`` write one;
+    :func:`~.variants.read_param_file` reads it).  Each skill's items are the values of COLUMN its
+    groups name (sorted); a parameter's value for an item (or pair of items) is that of kt
+    predict (:func:`~.variants.group_value`): the skill's ``*`` row, else the group's row, else
+    the mean over the parameter's groups (an item the fit never saw in that role); forget 0
+    when the table has none.  A prior per group (first-response classes, ``--multiprior``) or
+    groups of two columns are refused (:class:`InputError`)."""
+    from .variants import group_value
+
     column = _item_column(long)
     prefix = f"{column}="
-    skill_col, group_col = long["skill"].astype(str), long["group"].astype(str)
-    keys = zip(skill_col, long["parameter"].astype(str), group_col, strict=True)
-    value = dict(zip(keys, long["value"].astype(float), strict=True))
-    skills = list(dict.fromkeys(skill_col))
-    by_skill: dict[str, set[str]] = {s: set() for s in skills}
-    for skill, group in zip(skill_col, group_col, strict=True):
-        if group.startswith(prefix):
-            by_skill[skill].add(group[len(prefix) :])
-    items = [sorted(by_skill[s]) or [s] for s in skills]
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for skill, parameter, group, value in zip(long["skill"].astype(str), long["parameter"].astype(str),
+                                              long["group"].astype(str), long["value"].astype(float),
+                                              strict=True):  # fmt: skip
+        table.setdefault(skill, {}).setdefault(parameter, {})[group] = value
+    skills = list(table)
+    items = [_items(table[s], prefix, s) for s in skills]
     width = max(len(i) for i in items)
     values = {p: np.zeros((len(skills), width)) for p in ("guess", "slip", "learn", "forget")}
-    prior = np.array([value[(s, "prior", "*")] for s in skills], dtype=float)
+    transitions = [g for s in skills for p in ("learn", "forget") for g in table[s].get(p, {})]
+    pairs = any(_is_pair(g[len(prefix) :]) for g in transitions if g.startswith(prefix))
+    shape = (len(skills), width + 1, width)
+    pair = {"learn": np.zeros(shape), "forget": np.zeros(shape)} if pairs else {}
+    given = np.zeros(shape, dtype=bool)
     for k, skill in enumerate(skills):
-        for j, item in enumerate(items[k]):
-            for parameter, out in values.items():
-                v = value.get((skill, parameter, prefix + item), value.get((skill, parameter, "*")))
-                if v is None and parameter != "forget":
-                    raise InputError(f"parameter file: no {parameter!r} for {prefix}{item} of "
-                                     f"skill {skill!r} (and no '*' value for the skill)")  # fmt: skip
-                out[k, j] = 0.0 if v is None else v
+        rows = table[skill]
+        for parameter, out in values.items():
+            if parameter in rows:  # forget may be absent: 0
+                out[k, : len(items[k])] = [
+                    group_value(rows[parameter], prefix + i) for i in items[k]
+                ]
+        for parameter, out in pair.items():
+            if parameter not in rows:
+                continue
+            for i, previous in enumerate([None, *items[k]]):
+                for j, item in enumerate(items[k]):
+                    label = _pair_label(column, previous, item)
+                    out[k, i, j] = group_value(rows[parameter], label)
+                    given[k, i, j] |= label in rows[parameter]
     names = np.full((len(skills), width), "", dtype=object)
     for k, its in enumerate(items):
         names[k, : len(its)] = its
-    transitions = long[long["parameter"].isin(["learn", "forget"])]
     return ItemParams(
-        np.array(skills, dtype=object), prior, values["forget"], values["guess"], values["slip"],
-        values["learn"], bool((transitions["group"] != "*").any()), names,
-        np.array([len(i) for i in items]), column,
+        np.array(skills, dtype=object),
+        np.array([table[s]["prior"]["*"] for s in skills], dtype=float),
+        values["forget"], values["guess"], values["slip"], values["learn"],
+        any(g != "*" for g in transitions), names, np.array([len(i) for i in items]), column,
+        pair.get("learn"), pair.get("forget"), given if pairs else None,
     )  # fmt: skip
