@@ -282,13 +282,13 @@ def item_params_from_long(long: pd.DataFrame) -> ItemParams:
                 out[k, : len(items[k])] = [
                     group_value(rows[parameter], prefix + i) for i in items[k]
                 ]
-        for parameter, out in pair.items():
+        for parameter, by_pair in pair.items():
             if parameter not in rows:
                 continue
             for i, previous in enumerate([None, *items[k]]):
                 for j, item in enumerate(items[k]):
                     label = _pair_label(column, previous, item)
-                    out[k, i, j] = group_value(rows[parameter], label)
+                    by_pair[k, i, j] = group_value(rows[parameter], label)
                     given[k, i, j] |= label in rows[parameter]
     names = np.full((len(skills), width), "", dtype=object)
     for k, its in enumerate(items):
