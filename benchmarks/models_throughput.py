@@ -30,7 +30,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from edueval.models import ChatRequest, get_model
-from edueval.models.scripted_server import ScriptedServer
+
+# the scripted server is test support, not part of edueval: tests/support/scripted_server.py
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))
+from support.scripted_server import ScriptedServer  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -44,7 +48,7 @@ def server_subprocess(latency: float) -> Iterator[tuple[str, Callable[[], dict]]
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    cmd = [sys.executable, "-m", "edueval.models.scripted_server", "--port", str(port)]
+    cmd = [sys.executable, str(TESTS / "support" / "scripted_server.py"), "--port", str(port)]
     proc = subprocess.Popen([*cmd, "--latency", str(latency)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and "serving on" in proc.stdout.readline()

@@ -28,8 +28,12 @@ from edueval.items.pairs import REQUIREMENTS
 from edueval.items.pipeline import simulate_run
 from edueval.items.simulate import ClassroomConfig
 from edueval.models import get_model
-from edueval.models.scripted_server import ScriptedServer, last_user_message
 from edueval.qgsms import MethodConfig, run_qgsms
+
+# the scripted server is test support, not part of edueval: tests/support/scripted_server.py
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))
+from support.scripted_server import ScriptedServer, last_user_message  # noqa: E402
 
 SEEDS = 4
 work = Path(tempfile.mkdtemp())

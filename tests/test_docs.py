@@ -2,7 +2,9 @@
 broken link or anchor, a docstring griffe cannot read, a missing snippet -- fails it); its API
 reference names the main entry points, its "Input formats" page lists every column of every
 module-level Schema (the same list as ``edueval formats``), and it loads no font or script from
-the network.  Skipped without the ``docs`` extra, except under CI=1 where that is a failure."""
+the network: every page opened from disk in headless Chromium with the network off loads
+complete (docs/_tools/offline_site.py).  Skipped without the ``docs`` extra (or, for the browser
+check, without Chromium, its driver or Selenium), except under CI=1 where that is a failure."""
 
 from __future__ import annotations
 
@@ -101,3 +103,36 @@ def test_site_pages_are_built_and_load_nothing_from_the_network(site):
             text = path.read_text(errors="replace")
             assert not remote.search(text) and "url(http" not in text, path
             assert not [c for c in cdn if c in text], path
+
+
+def _offline_site_tool():
+    spec = importlib.util.spec_from_file_location(
+        "offline_site", ROOT / "docs" / "_tools" / "offline_site.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow  # a browser: ~15 s
+def test_every_page_loads_complete_offline_in_a_browser(site):
+    """Headless Chromium, network off, each page from disk: nothing asked of the network, no
+    local file missing (stylesheets, scripts, the search index, images), the theme's script ran,
+    the search lists results and the API reference shows its objects."""
+    tool = _offline_site_tool()
+    if missing := tool.missing_browser():
+        msg = f"the offline check needs {', '.join(missing)} (apt-get install chromium chromium-driver)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    reports = tool.check_site(site)
+    pages = {r.page for r in reports}
+    assert {"index.html", "api/kt.html", "formats.html", "search", "api"} <= pages
+    assert len(pages) >= 25
+    problems = [f"{r.page}: {p}" for r in reports for p in r.problems]
+    assert not problems, "\n".join(problems)
+    # the search index was read from the site folder
+    search = next(r for r in reports if r.page == "search")
+    assert any(url.endswith("/search/search_index.js") for url in search.requests)

@@ -15,7 +15,7 @@ named cache folder.  Then:
   ``TMPDIR``, the command's folder) except under the cache folder the test named.
 
 LLM protocols talk to the repo's scripted OpenAI-compatible server
-(:class:`edueval.models.scripted_server.ScriptedServer`) through ``OPENAI_BASE_URL``, which the
+(:class:`support.scripted_server.ScriptedServer`) through ``OPENAI_BASE_URL``, which the
 ``openai/<model>`` backend honours; nothing here loads the embedded model.
 
 Adding a protocol (QG-SMS, ``turing generate``): its snippet under ``## From Python: <name>`` on
@@ -196,7 +196,7 @@ def mock_script(body: dict) -> str:
     """Deterministic answers: to a MalAlgoQA prompt a letter picked by a hash of the prompt (some
     right, some wrong), as the JSON it asks for; to anything else (a tutor turn) a short reply
     that reuses some of the student's words."""
-    from edueval.models.scripted_server import last_user_message
+    from support.scripted_server import last_user_message
 
     text = last_user_message(body)
     digest = hashlib.sha256(text.encode("utf-8")).digest()
@@ -307,7 +307,7 @@ def serve(sandbox: Sandbox) -> Iterator[Callable[..., Any]]:
     """``serve(script=mock_script)`` -> a started scripted OpenAI-compatible server, reached
     through ``OPENAI_BASE_URL`` by both the command and the snippet (stopped after the test).
     A protocol whose prompts need other answers (e.g. QG-SMS judging) passes its own script."""
-    from edueval.models.scripted_server import ScriptedServer
+    from support.scripted_server import ScriptedServer
 
     started: list[Any] = []
 

@@ -17,7 +17,7 @@ import zlib
 import pandas as pd
 
 from edueval.items.pairs import REQUIREMENTS
-from edueval.models.scripted_server import last_user_message
+from support.scripted_server import last_user_message
 
 from .conftest import assert_same, assert_same_table
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pandas as pd
 
-from edueval.models.scripted_server import last_user_message
+from support.scripted_server import last_user_message
 
 from .conftest import assert_same, assert_same_table
 

@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 
-from edueval.models.scripted_server import last_user_message
+from support.scripted_server import last_user_message
 
 LETTERS = "ABCD"
 

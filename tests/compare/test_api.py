@@ -17,7 +17,7 @@ from edueval.io import InputError
 from edueval.malalgo import evaluate
 from edueval.misconceptions import generate_items
 from edueval.models import get_model
-from edueval.models.scripted_server import ScriptedServer, last_user_message
+from support.scripted_server import ScriptedServer, last_user_message
 
 from .scripts import oracle_script
 

@@ -12,8 +12,8 @@ import pytest
 
 from edueval.malalgo import build_tasks, read_questions
 from edueval.misconceptions import generate_items
-from edueval.models.scripted_server import ScriptedServer, last_user_message
 from edueval.stats import sign_test
+from support.scripted_server import ScriptedServer, last_user_message
 
 from .scripts import oracle_label, question_of
 

@@ -15,7 +15,7 @@ import pytest
 from edueval.compare import compare, tutor_units
 from edueval.io import InputError
 from edueval.models import get_model
-from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
+from support.scripted_server import Faults, ScriptedServer, last_user_message
 
 MODELS = ("openai/A", "openai/B")
 

@@ -275,7 +275,7 @@ def test_a_run_directory_of_another_command_is_kept_unless_overwrite(edueval, tm
 def test_ctrl_c_during_malalgo_run_then_a_rerun_repeats_only_the_calls_in_flight(
     edueval, tmp_path
 ) -> None:
-    from edueval.models.scripted_server import ScriptedServer
+    from support.scripted_server import ScriptedServer
 
     made = edueval("malalgo", "generate", "--n", "6", "--seed", "1", "--out", tmp_path / "q")
     assert made.code == 0, made

@@ -9,7 +9,7 @@ import pytest
 
 from edueval.malalgo.pipeline import run_malalgo
 from edueval.models import get_model
-from edueval.models.scripted_server import ScriptedServer
+from support.scripted_server import ScriptedServer
 
 from .conftest import assert_refused
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from edueval.models.scripted_server import Faults, ScriptedServer, ScriptReply
+from support.scripted_server import Faults, ScriptedServer, ScriptReply
 
 from .conftest import assert_refused
 

@@ -28,7 +28,7 @@ import pandas as pd
 import pytest
 
 from edueval.cli.main import main
-from edueval.models.scripted_server import ScriptedServer
+from support.scripted_server import ScriptedServer
 
 from . import corpus as C
 

@@ -19,7 +19,7 @@ from edueval.extras import MissingExtra
 from edueval.io import InputError
 from edueval.models import get_model
 from edueval.models.budget import MaxFailures
-from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
+from support.scripted_server import Faults, ScriptedServer, last_user_message
 
 INSTALL = 'pip install "edueval[inspect]"'
 

@@ -16,7 +16,7 @@ from edueval.malalgo.pipeline import run_malalgo
 from edueval.misconceptions import generate_items
 from edueval.models import FailureBudgetExceeded, get_model
 from edueval.models.budget import MaxFailures
-from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
+from support.scripted_server import Faults, ScriptedServer, last_user_message
 
 from .test_malalgo import perfect_script
 

@@ -17,7 +17,7 @@ from edueval.malalgo.pipeline import run_malalgo
 from edueval.misconceptions import generate_items
 from edueval.models import get_model
 from edueval.models.budget import MaxFailures
-from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
+from support.scripted_server import Faults, ScriptedServer, last_user_message
 
 LETTERS = "ABCD"
 
@@ -153,7 +153,7 @@ def test_unparseable_and_failed_are_counted_not_dropped(tmp_path, questions_file
 
 
 def test_logprob_scoring_uses_the_letter_distribution(tmp_path, questions_file):
-    from edueval.models.scripted_server import ScriptReply
+    from support.scripted_server import ScriptReply
 
     def script(body):  # generated letter C, but the distribution at that position prefers D
         toks = [

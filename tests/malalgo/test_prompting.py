@@ -12,7 +12,7 @@ from edueval.malalgo.data import normalise_questions
 from edueval.malalgo.pipeline import run_malalgo
 from edueval.misconceptions import generate_items
 from edueval.models import ChatResult, get_model
-from edueval.models.scripted_server import ScriptedServer, last_user_message
+from support.scripted_server import ScriptedServer, last_user_message
 
 LETTERS = "ABCD"
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from edueval.models import ModelClient, get_model
-from edueval.models.scripted_server import ScriptedServer
+from support.scripted_server import ScriptedServer
 
 
 @pytest.fixture

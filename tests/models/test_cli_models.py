@@ -46,7 +46,7 @@ def test_check_wrong_api_key(cli, serve, monkeypatch):
 
 
 def test_check_server_that_keeps_failing(cli, serve):
-    from edueval.models.scripted_server import Faults
+    from support.scripted_server import Faults
 
     server = serve(faults=Faults(rate_500=1.0))
     r = cli("models", "check", "--model", "openai/scripted", "--base-url", server.url)

@@ -17,7 +17,7 @@ from edueval.models import (
     get_model,
     read_calls,
 )
-from edueval.models.scripted_server import Faults, ScriptReply, last_user_message, messages_key
+from support.scripted_server import Faults, ScriptReply, last_user_message, messages_key
 
 MAX_ATTEMPTS = 6
 

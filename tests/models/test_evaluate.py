@@ -13,7 +13,7 @@ import pytest
 from edueval.models import ChatRequest, ModelStats
 from edueval.models.budget import MaxFailures, decide, failure_summary
 from edueval.models.evaluate import evaluate_requests
-from edueval.models.scripted_server import Faults, last_user_message
+from support.scripted_server import Faults, last_user_message
 
 
 def _script(body: dict) -> str:

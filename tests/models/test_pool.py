@@ -11,7 +11,7 @@ import pytest
 from edueval.io import InputError
 from edueval.models import ChatRequest, ResponseCache, get_model, read_calls
 from edueval.models.pool import Endpoint, EndpointPool, load_endpoints
-from edueval.models.scripted_server import Faults
+from support.scripted_server import Faults
 
 from .test_client import answer_script, expected_text, make_requests
 

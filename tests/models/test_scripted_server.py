@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from edueval.models.scripted_server import Faults, ScriptedServer, messages_key
+from support.scripted_server import Faults, ScriptedServer, messages_key
 
 
 def post(server: ScriptedServer, body: dict, headers: dict | None = None):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from edueval.models.scripted_server import ScriptedServer, last_user_message
+from support.scripted_server import ScriptedServer, last_user_message
 
 GARBAGE = "I would rather not pick one of those."
 

@@ -14,7 +14,6 @@ import pytest
 from edueval.io import InputError
 from edueval.models import FailureBudgetExceeded, get_model
 from edueval.models.budget import MaxFailures
-from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
 from edueval.qgsms import (
     METHODS,
     MethodConfig,
@@ -24,6 +23,7 @@ from edueval.qgsms import (
     run_qgsms,
     score,
 )
+from support.scripted_server import Faults, ScriptedServer, last_user_message
 
 from . import test_qgsms as base
 from .test_qgsms import _schema, make_script

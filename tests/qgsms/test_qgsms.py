@@ -19,8 +19,8 @@ from edueval.items.pipeline import simulate_run
 from edueval.items.simulate import ClassroomConfig
 from edueval.models import get_model
 from edueval.models.budget import MaxFailures
-from edueval.models.scripted_server import ScriptedServer, last_user_message, messages_key
 from edueval.qgsms import METHODS, run_qgsms
+from support.scripted_server import ScriptedServer, last_user_message, messages_key
 
 JUDGES = [m for m in METHODS if m != "direct"]
 

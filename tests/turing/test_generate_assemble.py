@@ -22,11 +22,11 @@ from edueval.misconceptions import (
 )
 from edueval.models import get_model
 from edueval.models.budget import MaxFailures
-from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
 from edueval.runs import RunFailed
 from edueval.turing.assemble import assemble_mcqs, choices_from_positions, nearby_distractor
 from edueval.turing.data import same_answer
 from edueval.turing.generate_runs import generate_run
+from support.scripted_server import Faults, ScriptedServer, last_user_message
 
 
 @pytest.fixture(scope="module")

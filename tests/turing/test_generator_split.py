@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from edueval.cli.main import main
-from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
 from edueval.turing.analyze import analyze_choices
 from edueval.turing.assemble import assemble_mcqs, choices_from_positions
 from edueval.turing.data import misconception_tuples, parse_number, same_answer
 from edueval.turing.keycheck import evaluate_question, key_check
+from support.scripted_server import Faults, ScriptedServer, last_user_message
 
 # Phase 1: three questions; q′ of the first two are bare expressions (evaluated), of the third a
 # word problem (solved a second time). Keys of q′ are computed by hand below.

@@ -16,7 +16,6 @@ import pytest
 
 from edueval.io import InputError
 from edueval.models import FailureBudgetExceeded, get_model
-from edueval.models.scripted_server import ScriptedServer
 from edueval.turing import (
     CoverageResults,
     SimConfig,
@@ -29,6 +28,7 @@ from edueval.turing import (
     simulate_study,
 )
 from edueval.turing.stats import SE_KINDS
+from support.scripted_server import ScriptedServer
 
 from .test_generator_split import PHASE1, Script
 

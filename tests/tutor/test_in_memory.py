@@ -13,8 +13,8 @@ import pytest
 from edueval.io import InputError
 from edueval.models import FailureBudgetExceeded
 from edueval.models.budget import MaxFailures
-from edueval.models.scripted_server import Faults, ScriptedServer, last_user_message
 from edueval.tutor import TutorReplies, reply, reply_run
+from support.scripted_server import Faults, ScriptedServer, last_user_message
 
 from .test_tutor import _dialogues, _opener, _script
 

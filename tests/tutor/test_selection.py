@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 import edueval.tutor
 from edueval.io import InputError
 from edueval.models import get_model
-from edueval.models.scripted_server import ScriptedServer, last_user_message
 from edueval.tutor import (
     DEFAULT_PERSONA,
     UPTAKE_PERSONA,
@@ -27,6 +26,7 @@ from edueval.tutor import (
     reply_run,
 )
 from edueval.tutor.selection import count_tokens, parse_transcript, too_short
+from support.scripted_server import ScriptedServer, last_user_message
 
 NCTE = Path(edueval.tutor.__file__).parent / "data" / "ncte-uptake" / "uptake_data.csv"
 

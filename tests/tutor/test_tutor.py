@@ -14,7 +14,6 @@ import yaml
 import edueval.tutor
 from edueval.models import get_model
 from edueval.models.budget import MaxFailures
-from edueval.models.scripted_server import Faults, ScriptedServer, ScriptReply, last_user_message
 from edueval.tutor import (
     build_messages,
     import_ncte,
@@ -27,6 +26,7 @@ from edueval.tutor import (
     unigram_f1,
     words,
 )
+from support.scripted_server import Faults, ScriptedServer, ScriptReply, last_user_message
 
 #: the copy shipped with edueval (an unchanged copy of the upstream file, see NOTICE)
 NCTE = Path(edueval.tutor.__file__).parent / "data" / "ncte-uptake" / "uptake_data.csv"

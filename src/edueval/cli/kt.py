@@ -160,8 +160,9 @@ def simulate(
         Path | None,
         typer.Option(
             dir_okay=False,
-            help="Parameter file (skill, prior, learn, guess, "
-            "slip[, forget]) instead of random ones.",
+            help="Parameter file instead of random parameters: wide (skill, prior, learn, "
+            "guess, slip[, forget]) or long, as kt simulate and kt fit write it (its items' own "
+            "guess, slip, learn, forget: kt fit --multigs/--multilearn/--multipair COLUMN).",
         ),
     ] = None,
     forget_max: Annotated[

@@ -27,6 +27,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import typer
 
@@ -50,6 +51,7 @@ from . import tutor as tutor_cmd
 from .common import typer_app
 from .flags import cli_message
 from .help import classic_help
+from .inputs import name_tables
 
 app = typer_app(
     "Evaluate educational AI the way education researchers do: against real and simulated "
@@ -148,8 +150,15 @@ def _as_flags(message: str, argv: list[str] | None) -> str:
         return message
 
 
+def command_tree() -> Any:
+    """The Click command tree as ``edueval`` runs it: Click-style metavars
+    (:func:`.help.classic_help`) and each input's table named in its help
+    (:func:`.inputs.name_tables`)."""
+    return name_tables(classic_help(typer.main.get_command(app)))
+
+
 def _invoke(argv: list[str] | None) -> int:
-    command = classic_help(typer.main.get_command(app))
+    command = command_tree()
     rv = command.main(args=argv, prog_name="edueval", standalone_mode=False)
     # Without standalone mode Click returns the code of ``Exit(n)`` instead of raising it.
     return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0

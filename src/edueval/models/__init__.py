@@ -28,7 +28,8 @@ Backends (``--model``): ``local`` -- SmolLM2-135M-Instruct (GGUF from the ``llm-
 through llama.cpp (``xllamacpp`` or ``llama-cpp-python``: :mod:`edueval.models.local`), offline, grammar-constrained JSON, token log-probabilities;
 ``openai/<model>`` -- any OpenAI-compatible chat-completions server (``--base-url``, key from an
 environment variable).  See :mod:`edueval.models.client` for what the shared layer does, and
-:mod:`edueval.models.scripted_server` for the fake server used in tests and benchmarks.
+``tests/support/scripted_server.py`` for the fake server used in tests and benchmarks (not
+part of the package).
 
 The cache key holds the server identity (normalised base URL; one identity per pool of replicas;
 the weights' SHA-256 for ``local``), and :func:`model_provenance` says what answered -- spec,

@@ -53,6 +53,7 @@ and ``group`` may be ``*`` (every skill / every group).  Values of a ``multilear
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +78,7 @@ from .variant_design import (
 
 __all__ = [
     "LONG_COLUMNS",
+    "LONG_SCHEMA",
     "VariantSpec",
     "Design",
     "fit_variant",
@@ -141,16 +143,25 @@ def initial_points(design, spec, n_restarts, seed, guess_max, slip_max, boundary
     return inits
 
 
+#: The long parameter table: one row per skill, parameter and group (``kt fit`` writes it for a
+#: variant, ``kt simulate --items-per-skill`` for its items; ``kt fit --fixed``/``--init`` read
+#: it).  ``parameter`` is prior, learn, forget, guess, slip or share; ``group`` is ``*`` or
+#: ``COLUMN=VALUE`` (see :mod:`edueval.kt.bkt.variants`); ``skill`` ``*`` means every skill
+#: (``--fixed``/``--init`` only); ``free`` is 1 for an estimated value, 0 for a held one.
+LONG_SCHEMA = Schema(
+    "long parameter file",
+    (Col("skill", "id", required=False, default="*"), Col("parameter", "id"),
+     Col("group", "id", required=False, default="*"),
+     Col("value", "number", low=0.0, high=1.0),
+     Col("free", "integer", required=False, low=0, high=1)),
+    key=("skill", "parameter", "group"),
+    closed=True,
+)  # fmt: skip
+
+
 def _long_schema(what: str) -> Schema:
-    return Schema(
-        what,
-        (Col("skill", "id", required=False, default="*"), Col("parameter", "id"),
-         Col("group", "id", required=False, default="*"),
-         Col("value", "number", low=0.0, high=1.0),
-         Col("free", "integer", required=False, low=0, high=1)),
-        key=("skill", "parameter", "group"),
-        closed=True,
-    )  # fmt: skip
+    """:data:`LONG_SCHEMA` named ``what`` in its messages ("init= table")."""
+    return dataclasses.replace(LONG_SCHEMA, what=what)
 
 
 def _check_long(table: pd.DataFrame, what: str, extra: tuple[str, ...] = ()) -> pd.DataFrame:

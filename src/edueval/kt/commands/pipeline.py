@@ -16,8 +16,8 @@ from ...report.figures import new_figure, png_bytes
 from ...runs import RunDir
 from ...seeding import rng
 from ..bkt.model import BKT, forward_sequences, simulate
-from ..bkt.params import PAPER_RANGES, params_matrix, random_params, read_params
-from ..bkt.variants import forward_sequences_long, read_param_file
+from ..bkt.params import PAPER_RANGES, params_matrix, random_params
+from ..bkt.variants import forward_sequences_long, is_long, read_param_file
 from ..data import Columns, RowFilter, read_responses
 from ..evaluation import KTEvaluation, evaluation_tables, free_parameters
 from ..prediction_stats import impossible_responses, per_skill_summary
@@ -75,8 +75,11 @@ def simulate_run(
         raise InputError(f"rows_per_file= must be at least 1, got {rows_per_file}")
     _check_items(items_per_skill, item_spread, item_learn)
     if params_path is not None:
-        params = read_params(params_path)
+        params = read_param_file(params_path)  # wide, or long when its values vary by group
         source = "file"
+        if is_long(params) and (items_per_skill or fmt == "parquet"):
+            raise InputError("the parameter file gives items of its own (long format): drop "
+                             + ("items_per_skill=" if items_per_skill else "fmt= parquet"))  # fmt: skip
     else:
         if not n_skills or n_skills < 1:
             raise InputError("skills= must be at least 1 when no params= file is given")
@@ -90,7 +93,7 @@ def simulate_run(
         params={
             "n_students": n_students,
             "n_opportunities": n_opportunities,
-            "n_skills": len(params),
+            "n_skills": _n_skills(params),
             "params_source": source,
             "forget_max": forget_max,
             "items_per_skill": items_per_skill,
@@ -103,7 +106,9 @@ def simulate_run(
     )
     if fmt == "parquet":
         return _simulate_parquet(run, params, n_students, n_opportunities, seed, rows_per_file)
-    if items_per_skill:
+    if is_long(params):
+        df, true_params = _simulate_long(params, n_students, n_opportunities, seed + 1)
+    elif items_per_skill:
         df, true_params = _simulate_items(params, n_students, n_opportunities, seed + 1,
                                           items_per_skill, item_spread, item_learn)  # fmt: skip
     else:
@@ -113,14 +118,14 @@ def simulate_run(
     run.table("params", true_params)
     rep = Report(
         "Simulated BKT responses",
-        f"{n_students} students x {len(params)} skills x "
+        f"{n_students} students x {_n_skills(params)} skills x "
         f"{n_opportunities} opportunities, seed {seed}",
     )
     rep.section("Generating parameters").table(true_params)
     rep.section("Learning curve").figure(_learning_curve(df))
     results = {
         "n_responses": len(df),
-        "n_skills": len(params),
+        "n_skills": _n_skills(params),
         "mean_correct": float(df["correct"].mean()),
         "mean_known": float(df["known"].mean()),
     }
@@ -159,6 +164,20 @@ def _check_items(items_per_skill: int, spread: float, item_learn: bool) -> None:
         raise InputError(f"item_spread= must be in [0, 0.5], got {spread}")
     if item_learn and not items_per_skill:
         raise InputError("item_learn= needs items_per_skill=")
+
+
+def _n_skills(params: pd.DataFrame) -> int:
+    """Skills of a wide (one row each) or long parameter table."""
+    return int(params["skill"].nunique()) if is_long(params) else len(params)
+
+
+def _simulate_long(params: pd.DataFrame, n_students: int, n_opportunities: int, seed: int):
+    """Responses from a long parameter table (its items' own guess, slip, learn, forget) and the
+    true parameters, long again."""
+    from ..bkt.simulate_items import item_params_from_long, item_params_long, simulate_items
+
+    ip = item_params_from_long(params)
+    return simulate_items(ip, n_students, n_opportunities, seed=seed), item_params_long(ip)
 
 
 def _simulate_items(params, n_students, n_opportunities, seed, n_items, spread, item_learn):

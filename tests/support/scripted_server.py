@@ -9,7 +9,7 @@ test can check that a re-run was answered from the cache with zero calls.
 Example::
 
     from edueval.models import ChatRequest, get_model
-    from edueval.models.scripted_server import Faults, ScriptedServer
+    from support.scripted_server import Faults, ScriptedServer
 
     def script(body):  # body = the JSON request; return the reply text (or a ScriptReply)
         return body["messages"][-1]["content"].upper()
@@ -26,7 +26,7 @@ calls arrive concurrently in any order; :meth:`Faults.decide` lets a test predic
 
 Run standalone (e.g. to point another program at it)::
 
-    python -m edueval.models.scripted_server --port 8000 --latency 0.2
+    python -m support.scripted_server --port 8000 --latency 0.2
 """
 
 from __future__ import annotations
