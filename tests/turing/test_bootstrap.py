@@ -85,7 +85,7 @@ def test_bootstrap_distribution_equals_the_enumerated_one():
     w = np.zeros((len(draws), g))
     for b, d in enumerate(draws):
         np.add.at(w[b], list(d), 1.0)
-    est = boot_mean(z[None], n[None], sq[None], [(slice(0, 1), w)])
+    est = boot_mean(z[None], n[None], sq[None], [(slice(0, 1), w, None)])
     m = z.sum() / n.sum()
     direct = []
     for d in draws:

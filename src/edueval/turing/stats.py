@@ -127,6 +127,7 @@ from ..stats import cr1_mean, sign_test
 
 __all__ = [
     "ANALYTIC_SE",
+    "BootDraws",
     "BootEstimate",
     "CLUSTER_SE",
     "DEFAULT_SE",
@@ -407,17 +408,23 @@ def floored_cr3(cluster_sums: np.ndarray, sizes: np.ndarray, sum_sq: np.ndarray)
 @dataclass
 class BootEstimate(MeanEstimate):
     """:func:`floored_cr3` (the fields of :class:`MeanEstimate`: the t-table half) with its pairs
-    cluster bootstrap-t half: ``tstar[..., b]`` the sorted bootstrap statistics (NaN last: a
-    draw of students who all have the same mean, which has no statistic), ``se_b`` / ``skew_b``
-    the CR3 SE and skewness the data's bootstrap statistic is studentised with, ``skip`` where
-    the students do not vary at all (nothing to resample: the t-table half decides alone).
-    Every p-value is the larger of the two halves' (``(1 + #{T* ≤ T})/(B + 1)`` for the
-    bootstrap, never 0) and every bound the wider, so a claim needs both."""
+    cluster bootstrap-t half and its fast double bootstrap half: ``tstar[..., b]`` the sorted
+    bootstrap statistics (NaN last: a draw of students who all have the same mean, which has
+    no statistic), ``tss[..., b]`` the sorted second-level statistics (one resample of each
+    first-level resample, :func:`_boot_block`; empty: no fast double bootstrap), ``se_b`` /
+    ``skew_b`` the CR3 SE and skewness the data's bootstrap statistic is studentised with,
+    ``skip`` where the students do not vary at all (nothing to resample: the t-table half
+    decides alone). Every p-value is the largest of the halves' (``(1 + #{T* ≤ T})/(B + 1)``
+    for the bootstrap, never 0; :meth:`_fdb_p` for the fast double bootstrap) and every bound
+    the widest, so a claim needs all of them; ``single`` False leaves the single bootstrap-t
+    out of the maximum (then it only serves the fast double bootstrap)."""
 
     se_b: np.ndarray = field(default_factory=lambda: np.zeros(()))
     skew_b: np.ndarray = field(default_factory=lambda: np.zeros(()))
     tstar: np.ndarray = field(default_factory=lambda: np.zeros((0,)))
     skip: np.ndarray = field(default_factory=lambda: np.zeros((), dtype=bool))
+    tss: np.ndarray = field(default_factory=lambda: np.zeros((0,)))
+    single: bool = True
 
     def _stat_b(self, theta0: float) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -427,34 +434,77 @@ class BootEstimate(MeanEstimate):
     def _count(self) -> np.ndarray:
         return (~np.isnan(self.tstar)).sum(axis=-1)
 
-    def p_upper(self, theta0: float) -> np.ndarray:
+    def _fdb_p(self, k: np.ndarray, upper: bool) -> np.ndarray:
+        """The fast double bootstrap p-value (Davidson & MacKinnon 2007, CSDA 51:3259) of a
+        one-sided test whose single bootstrap p-value counts ``k`` first-level statistics at
+        least as extreme as the data's: ``p* = k/B``, ``Q**`` the second-level statistic with a
+        share ``p*`` of the ``τ**`` beyond it (the ``1 − p*`` quantile; the ``p*`` quantile for
+        a lower-tail test), and ``(1 + #{τ* beyond Q**})/(B + 1)``: "beyond" strictly, as in
+        their definition (it matters only for the atoms of a near-degenerate class, whose
+        ``τ*`` take a few values: counting ties would keep such a test from ever rejecting).
+        Monotone in ``k``; 1 where no first- or second-level draw has a statistic."""
+        b1 = self._count()
+        b2 = (~np.isnan(self.tss)).sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.ceil(np.where(b1 > 0, k * b2 / b1, 0.0) - 1e-9).astype(int)
+        last = self.tss.shape[-1] - 1
+        idx = b2 - r - 1 if upper else r
+        ok = (idx >= 0) & (idx < b2)
+        q = np.take_along_axis(self.tss, np.clip(idx, 0, last)[..., None], axis=-1)[..., 0]
+        q = np.where(ok, q, -np.inf if upper else np.inf)[..., None]
+        beyond = (self.tstar > q) if upper else (self.tstar < q)  # strictly, as theirs
+        return (1.0 + beyond.sum(axis=-1)) / (b1 + 1.0)
+
+    def _p(self, theta0: float, upper: bool) -> np.ndarray:
         t0 = self._stat_b(theta0)[..., None]
-        p_b = (1.0 + (self.tstar >= t0).sum(axis=-1)) / (self._count() + 1.0)
-        p_b = np.where(self.skip, 0.0, p_b)
-        return np.where(self.flat, 1.0, np.maximum(super().p_upper(theta0), p_b))
+        k = ((self.tstar >= t0) if upper else (self.tstar <= t0)).sum(axis=-1)
+        p_t = super().p_upper(theta0) if upper else super().p_lower(theta0)
+        parts = [p_t]
+        if self.single:
+            parts.append(np.where(self.skip, 0.0, (1.0 + k) / (self._count() + 1.0)))
+        if self.tss.shape[-1]:
+            parts.append(np.where(self.skip, 0.0, self._fdb_p(k, upper)))
+        return np.where(self.flat, 1.0, np.maximum.reduce(parts))
+
+    def p_upper(self, theta0: float) -> np.ndarray:
+        return self._p(theta0, True)
 
     def p_lower(self, theta0: float) -> np.ndarray:
-        t0 = self._stat_b(theta0)[..., None]
-        p_b = (1.0 + (self.tstar <= t0).sum(axis=-1)) / (self._count() + 1.0)
-        p_b = np.where(self.skip, 0.0, p_b)
-        return np.where(self.flat, 1.0, np.maximum(super().p_lower(theta0), p_b))
+        return self._p(theta0, False)
+
+    def _k_crit(self, alpha: float, upper: bool, fdb: bool) -> np.ndarray:
+        """The largest count ``k`` (:meth:`_fdb_p`) whose p-value is below ``alpha``, −1 if
+        none: the single bootstrap's in closed form, the fast double's by bisection (its
+        p-value is monotone in ``k``; ``k = B`` gives 1)."""
+        b1 = self._count()
+        if not fdb:
+            return np.ceil(alpha * (b1 + 1.0) - 1.0 - 1e-9).astype(int) - 1
+        lo, hi = np.full(b1.shape, -1), b1.copy()
+        while (active := hi - lo > 1).any():
+            mid = (lo + hi) // 2
+            rej = active & (self._fdb_p(np.where(active, mid, 0), upper) < alpha)
+            lo, hi = np.where(rej, mid, lo), np.where(active & ~rej, mid, hi)
+        return lo
+
+    def _bound_b(self, alpha: float, upper: bool, fdb: bool) -> np.ndarray:
+        """The bootstrap half's one-sided bound: the lower one (``upper``: where
+        :meth:`p_upper` crosses α) or the upper one; ±inf where it never rejects."""
+        b1 = self._count()
+        kc = self._k_crit(alpha, upper, fdb)
+        idx = np.clip(b1 - 1 - kc if upper else kc, 0, self.tstar.shape[-1] - 1)
+        q = np.take_along_axis(self.tstar, idx[..., None], axis=-1)[..., 0]
+        with np.errstate(invalid="ignore"):
+            b = self.mean - self.se_b * hall_inverse(q, self.skew_b)
+        b = np.where(kc >= 0, b, -np.inf if upper else np.inf)
+        return np.where(self.skip, np.inf if upper else -np.inf, b)
 
     def bounds(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-        """The hull of the t-table and the bootstrap one-sided ``1 − α`` bounds: ``L`` and ``U``
-        are exactly where :meth:`p_upper` and :meth:`p_lower` cross α (± a tie)."""
-        lo_t, hi_t = super().bounds(alpha)
-        b_ok = self._count()
-        c = np.ceil(alpha * (b_ok + 1.0) - 1.0 - 1e-9).astype(int)  # reject iff T0 < T*_(c)
-        valid = c >= 1
-        idx_lo = np.clip(c - 1, 0, self.tstar.shape[-1] - 1)
-        idx_hi = np.clip(b_ok - c, 0, self.tstar.shape[-1] - 1)
-        q_lo = np.take_along_axis(self.tstar, idx_lo[..., None], axis=-1)[..., 0]
-        q_hi = np.take_along_axis(self.tstar, idx_hi[..., None], axis=-1)[..., 0]
-        with np.errstate(invalid="ignore"):
-            hi_b = np.where(valid, self.mean - self.se_b * hall_inverse(q_lo, self.skew_b), np.inf)
-            lo_b = np.where(valid, self.mean - self.se_b * hall_inverse(q_hi, self.skew_b), -np.inf)
-        lo_b, hi_b = np.where(self.skip, np.inf, lo_b), np.where(self.skip, -np.inf, hi_b)
-        lo, hi = np.fmin(lo_t, lo_b), np.fmax(hi_t, hi_b)
+        """The hull of the halves' one-sided ``1 − α`` bounds: ``L`` and ``U`` are exactly
+        where :meth:`p_upper` and :meth:`p_lower` cross α (± a tie)."""
+        lo, hi = super().bounds(alpha)
+        for fdb in [f for f, on in ((False, self.single), (True, self.tss.shape[-1] > 0)) if on]:
+            lo = np.fmin(lo, self._bound_b(alpha, True, fdb))
+            hi = np.fmax(hi, self._bound_b(alpha, False, fdb))
         return np.where(self.flat, np.nan, lo), np.where(self.flat, np.nan, hi)
 
 
@@ -462,20 +512,32 @@ class BootEstimate(MeanEstimate):
 #: simulated studies' p-values are independent, while one matrix product serves the block
 BOOT_BLOCK = 64
 
+#: bootstrap draws of a batch: per block of studies, the first-level ``[B, G]`` counts of how
+#: often each student is drawn and the second-level ones (one resample of each first-level
+#: resample; None: no fast double bootstrap)
+BootDraws = list[tuple[slice, np.ndarray, np.ndarray | None]]
+
 
 def boot_weights(
-    rng: np.random.Generator, n_studies: int, n_students: int, n_boot: int = N_BOOT
-) -> list[tuple[slice, np.ndarray]]:
+    rng: np.random.Generator,
+    n_studies: int,
+    n_students: int,
+    n_boot: int = N_BOOT,
+    double: bool = True,
+) -> BootDraws:
     """Pairs cluster bootstrap draws: for each block of :data:`BOOT_BLOCK` studies a fresh
-    ``[B, G]`` matrix of how often each student is drawn (``Multinomial(G, 1/G)`` per draw)."""
+    ``[B, G]`` matrix of how often each student is drawn (``Multinomial(G, 1/G)`` per draw)
+    and, with ``double``, the fast double bootstrap's second level: ``G`` students drawn from
+    each first-level resample (``Multinomial(G, w_b/G)``, in the original students' counts)."""
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     p = np.full(n_students, 1.0 / n_students)
-    return [
-        (slice(i, min(i + BOOT_BLOCK, n_studies)),
-         rng.multinomial(n_students, p, size=n_boot).astype(float))
-        for i in range(0, n_studies, BOOT_BLOCK)
-    ]  # fmt: skip
+    out: BootDraws = []
+    for i in range(0, n_studies, BOOT_BLOCK):
+        w = rng.multinomial(n_students, p, size=n_boot)
+        w2 = rng.multinomial(n_students, w / n_students).astype(float) if double else None
+        out.append((slice(i, min(i + BOOT_BLOCK, n_studies)), w.astype(float), w2))
+    return out
 
 
 def _skew_from_moments(m2: np.ndarray, m3: np.ndarray, g: float, ok: np.ndarray) -> np.ndarray:
@@ -487,26 +549,9 @@ def _skew_from_moments(m2: np.ndarray, m3: np.ndarray, g: float, ok: np.ndarray)
     return np.where(ok & (g >= 3) & (m2 > 0), skew, 0.0)
 
 
-def _boot_block(
-    z: np.ndarray, n: np.ndarray, w: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One block of studies ``[S, G]`` (sums, sizes) and draws ``w [B, G]``: the CR3 SE and
-    Hall skewness of each study and its bootstrap statistics ``[S, B]``,
-    ``T* = hall((m* − m)/se*, skew*)``, every resampled copy of a student a cluster. ``se*``
-    takes CR3's jackknife factors ``(1 − n_g/N)^-2`` at the sample's leverages (a draw's own
-    total N* differs from N by a few percent; on the data, exactly CR3): the sums over the
-    drawn students are then one matrix product of per-student terms with ``w``."""
-    s_n, g = z.shape
-    big_n, tot = n.sum(-1), z.sum(-1)
-    e = (big_n[:, None] * z - n * tot[:, None]) / big_n[:, None]  # exact zeros for alike students
-    a = 1.0 / (1.0 - n / big_n[:, None]) ** 2  # CR3's jackknife factor, leverage n_g / N
-    e2, e3 = (e**2).sum(-1), (e**3).sum(-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        se = np.sqrt((a * e**2).sum(-1)) / big_n
-    skew = _skew_from_moments(e2 / g, e3 / g, g, np.ones_like(e2, dtype=bool))
-    terms = np.stack([n, e, e**2, e * n, n**2, e**3, e**2 * n, e * n**2, n**3,
-                      a * e**2, a * e * n, a * n**2])  # fmt: skip
-    prods = (terms.reshape(-1, g) @ w.T).reshape(len(terms), s_n, -1)
+def _resampled(prods: np.ndarray, g: int) -> tuple[np.ndarray, ...]:
+    """From the per-student terms summed over each draw (:func:`_boot_block`): the draw's
+    ``m* − m``, CR3 SE, Hall skewness and whether its students vary at all."""
     ns, e1, e2s, en, n2, e3s, e2n, en2, n3, ae2, aen, an2 = prods
     dl = e1 / ns  # m* - m
     s2 = e2s - 2 * dl * en + dl**2 * n2
@@ -516,23 +561,57 @@ def _boot_block(
     varies = s2 > 1e-10 * (e2s + dl**2 * n2)
     with np.errstate(divide="ignore", invalid="ignore"):
         ses = np.sqrt(np.maximum(ae2 - 2 * dl * aen + dl**2 * an2, 0.0)) / ns
-        t = np.where(varies, dl / ses, np.nan)
-    sk = _skew_from_moments(s2 / g, s3 / g, g, varies)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return se, skew, hall(t, sk)
+    return dl, ses, _skew_from_moments(s2 / g, s3 / g, g, varies), varies
+
+
+def _boot_block(
+    z: np.ndarray, n: np.ndarray, w: np.ndarray, w2: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
+    """One block of studies ``[S, G]`` (sums, sizes) and draws ``w [B, G]``: the CR3 SE and
+    Hall skewness of each study and its bootstrap statistics ``[S, B]``,
+    ``T* = hall((m* − m)/se*, skew*)``, every resampled copy of a student a cluster. ``se*``
+    takes CR3's jackknife factors ``(1 − n_g/N)^-2`` at the sample's leverages (a draw's own
+    total N* differs from N by a few percent; on the data, exactly CR3): the sums over the
+    drawn students are then one matrix product of per-student terms with ``w``. With ``w2``
+    (second-level draws, row ``b`` drawn from first-level resample ``b``) also the fast double
+    bootstrap's ``T** = hall((m** − m*)/se**, skew**)`` ``[S, B]``, the same statistic one
+    level down (its null value is the first-level resample's mean); else an empty array."""
+    s_n, g = z.shape
+    big_n, tot = n.sum(-1), z.sum(-1)
+    e = (big_n[:, None] * z - n * tot[:, None]) / big_n[:, None]  # exact zeros for alike students
+    a = 1.0 / (1.0 - n / big_n[:, None]) ** 2  # CR3's jackknife factor, leverage n_g / N
+    e2, e3 = (e**2).sum(-1), (e**3).sum(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt((a * e**2).sum(-1)) / big_n
+    skew = _skew_from_moments(e2 / g, e3 / g, g, np.ones_like(e2, dtype=bool))
+    terms = np.stack([n, e, e**2, e * n, n**2, e**3, e**2 * n, e * n**2, n**3,
+                      a * e**2, a * e * n, a * n**2]).reshape(-1, g)  # fmt: skip
+    dl, ses, sk, varies = _resampled((terms @ w.T).reshape(12, s_n, -1), g)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        tstar = hall(np.where(varies, dl / ses, np.nan), sk)
+    if w2 is None:
+        return se, skew, tstar, np.zeros((s_n, 0))
+    dl2, ses2, sk2, varies2 = _resampled((terms @ w2.T).reshape(12, s_n, -1), g)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        tss = hall(np.where(varies2, (dl2 - dl) / ses2, np.nan), sk2)
+    return se, skew, tstar, tss
 
 
 def boot_mean(
     cluster_sums: np.ndarray,
     sizes: np.ndarray,
     sq_sums: np.ndarray,
-    weights: list[tuple[slice, np.ndarray]],
+    weights: BootDraws,
+    single: bool = True,
 ) -> BootEstimate:
     """The ``boot`` estimate of a mean, batched: :func:`floored_cr3` and, over the same
     studies, the pairs cluster bootstrap-t (Hall 1992, ch. 3; Cameron, Gelbach & Miller 2008)
     of the Hall-corrected CR3 statistic ``hall((m − θ)/se, skew)``, its null distribution the
     resampled ``hall((m* − m)/se*, skew*)`` (:func:`_boot_block`; not floored: the floor is
-    the t-table half's, and a floored bootstrap statistic loses the resamples' spread).
+    the t-table half's, and a floored bootstrap statistic loses the resamples' spread), and,
+    where ``weights`` carry second-level draws, its fast double bootstrap (Davidson &
+    MacKinnon 2000, 2007: :meth:`BootEstimate._fdb_p`). ``single`` False: the single
+    bootstrap-t p-value leaves the maximum.
 
     ``cluster_sums``, ``sizes`` and ``sq_sums`` (each student's Σ of scores and of squared
     scores) are ``[..., G]``; ``weights`` from :func:`boot_weights` for the flattened batch.
@@ -546,16 +625,22 @@ def boot_mean(
     t_part = floored_cr3(z, n, q.sum(axis=-1))
     zf, nf = z.reshape(-1, g), n.reshape(-1, g)
     n_boot = weights[0][1].shape[0]
+    n_two = n_boot if weights[0][2] is not None else 0
     se_b = np.empty(zf.shape[0])
     skew_b = np.empty(zf.shape[0])
     tstar = np.empty((zf.shape[0], n_boot))
-    for block, w in weights:
-        se_b[block], skew_b[block], tstar[block] = _boot_block(zf[block], nf[block], w)
+    tss = np.empty((zf.shape[0], n_two))
+    for block, w, w2 in weights:
+        se_b[block], skew_b[block], tstar[block], tss[block] = _boot_block(
+            zf[block], nf[block], w, w2
+        )
     tstar.sort(axis=-1)  # NaN last
+    tss.sort(axis=-1)
     return BootEstimate(
         t_part.mean, t_part.se, t_part.df, t_part.skew, t_part.flat,
         se_b=se_b.reshape(shape), skew_b=skew_b.reshape(shape),
         tstar=tstar.reshape(*shape, n_boot), skip=no_variation(z, n),
+        tss=tss.reshape(*shape, n_two), single=single,
     )  # fmt: skip
 
 
@@ -584,7 +669,7 @@ def _pair(
     x: str,
     y: str,
     xy: str,
-    weights: list[tuple[slice, np.ndarray]] | None = None,
+    weights: BootDraws | None = None,
 ) -> MeanEstimate:
     """Paired difference ``[chose x] − [chose y]`` per MCQ (``d² = x + y − 2xy`` for 0/1);
     with ``weights`` (kind ``boot``) the bootstrap estimate of :func:`boot_mean`."""
@@ -678,13 +763,15 @@ def batch_tests(
     cluster_se: str = DEFAULT_SE,
     n_boot: int = N_BOOT,
     seed: int | np.random.Generator | None = 0,
+    double: bool = True,
 ) -> BatchTests:
     """All estimates, naive and student-clustered (``cluster_se``: ``"boot"``, the default,
     ``"cr3"``, ``"cr2"`` or ``"cr1"``) SEs, all tests and the verdicts for counts
     ``[..., G, 8]``. ``boot`` draws ``n_boot`` resamples of the students from ``seed`` (the same
     resamples for the three paired differences; a fresh matrix per block of studies), so the
     same counts and seed give the same p-values; the selection rates' intervals use its
-    t-table half."""
+    t-table half. ``double`` False leaves out ``boot``'s fast double bootstrap (the ``boot``
+    of before, for comparisons)."""
     counts = np.asarray(counts, dtype=float)
     _check(counts, eps, alpha, cluster_se)
     sizes = _sum(counts, "n")
@@ -692,7 +779,9 @@ def batch_tests(
     weights = None
     if cluster_se == "boot":
         n_studies = int(np.prod(counts.shape[:-2], dtype=int))
-        weights = boot_weights(np.random.default_rng(seed), n_studies, counts.shape[-2], n_boot)
+        weights = boot_weights(
+            np.random.default_rng(seed), n_studies, counts.shape[-2], n_boot, double=double
+        )
     est: dict[str, dict[str, MeanEstimate]] = {}
     for key, kind in kinds.items():
         w = weights if key == "clustered" else None
