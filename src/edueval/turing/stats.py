@@ -116,6 +116,7 @@ fixed truth with ``0 < |d| < ε`` would move from "better" at moderate n to "dra
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -150,6 +151,7 @@ __all__ = [
     "clustered_mean",
     "explain",
     "hall",
+    "inner_draws",
     "hall_inverse",
     "mcnemar_clustered",
     "mcnemar_naive",
@@ -608,29 +610,37 @@ def _statistic(dl: np.ndarray, centre: np.ndarray | float, ses: np.ndarray, sk: 
         return hall(np.where(varies, (dl - centre) / ses, np.nan), sk)
 
 
+def inner_draws(blk: BootBlock) -> Iterator[tuple[slice, np.ndarray]]:
+    """The full double bootstrap's second level of a block, a few first-level resamples at a
+    time: ``(rows, w2)`` with ``w2[c, i, :]`` the counts of second-level resample ``i`` of
+    first-level resample ``rows.start + c`` (``G`` students drawn from it:
+    ``Multinomial(G, w_b/G)``), from the block's ``inner`` seed."""
+    g = blk.w.shape[-1]
+    rng = np.random.default_rng(blk.inner)
+    step = max(1, 4096 // max(blk.n_inner, 1))
+    for j in range(0, blk.w.shape[0], step):
+        rows = slice(j, min(j + step, blk.w.shape[0]))
+        w2 = rng.multinomial(g, blk.w[rows] / g, size=(blk.n_inner, rows.stop - rows.start))
+        yield rows, np.swapaxes(w2, 0, 1).astype(float)
+
+
 def _full_double(
-    terms: np.ndarray, w: np.ndarray, dl: np.ndarray, tstar: np.ndarray, blk: BootBlock
+    terms: np.ndarray, dl: np.ndarray, tstar: np.ndarray, blk: BootBlock
 ) -> tuple[np.ndarray, np.ndarray]:
     """The full double bootstrap's p-values ``[S, B]`` of each first-level statistic
-    ``tstar`` against ``n_inner`` second-level statistics ``hall((m** − m*)/se**, skew**)``
-    drawn from its own resample (lower- and upper-tail, ``(1 + #{T** ≤ T*})/(B₂ + 1)``;
-    NaN where ``T*`` is). Second-level draws from the block's ``inner`` seed, a few
-    first-level resamples at a time."""
-    g = w.shape[-1]
-    rng = np.random.default_rng(blk.inner)
+    ``tstar`` against its ``n_inner`` second-level statistics ``hall((m** − m*)/se**,
+    skew**)`` (:func:`inner_draws`): lower- and upper-tail, ``(1 + #{T** ≤ T*})/(B₂ + 1)``
+    over the second-level draws that have a statistic; NaN where ``T*`` is."""
+    g = blk.w.shape[-1]
     p_lo, p_hi = np.full(tstar.shape, np.nan), np.full(tstar.shape, np.nan)
-    step = max(1, 4096 // blk.n_inner)
-    for j in range(0, w.shape[0], step):
-        sl = slice(j, min(j + step, w.shape[0]))
-        w2 = rng.multinomial(g, w[sl] / g, size=(blk.n_inner, sl.stop - sl.start))
-        w2 = np.swapaxes(w2, 0, 1).astype(float)  # [c, B2, G]
+    for rows, w2 in inner_draws(blk):
         dl2, ses2, sk2, varies2 = _resampled(terms, w2, g)
-        tss = _statistic(dl2, dl[:, sl, None], ses2, sk2, varies2)  # [S, c, B2]
+        tss = _statistic(dl2, dl[:, rows, None], ses2, sk2, varies2)  # [S, c, B2]
         cnt = (~np.isnan(tss)).sum(-1) + 1.0
-        t = tstar[:, sl, None]
-        ok = ~np.isnan(tstar[:, sl])
-        p_lo[:, sl] = np.where(ok, (1.0 + (tss <= t).sum(-1)) / cnt, np.nan)
-        p_hi[:, sl] = np.where(ok, (1.0 + (tss >= t).sum(-1)) / cnt, np.nan)
+        t = tstar[:, rows, None]
+        ok = ~np.isnan(tstar[:, rows])
+        p_lo[:, rows] = np.where(ok, (1.0 + (tss <= t).sum(-1)) / cnt, np.nan)
+        p_hi[:, rows] = np.where(ok, (1.0 + (tss >= t).sum(-1)) / cnt, np.nan)
     return p_lo, p_hi
 
 
@@ -662,7 +672,7 @@ def _boot_block(z: np.ndarray, n: np.ndarray, blk: BootBlock) -> tuple[np.ndarra
         dl2, ses2, sk2, varies2 = _resampled(terms, blk.w2, g)
         tss = _statistic(dl2, dl, ses2, sk2, varies2)
     if blk.inner is not None:
-        p_lo, p_hi = _full_double(terms, blk.w, dl, tstar, blk)
+        p_lo, p_hi = _full_double(terms, dl, tstar, blk)
     return se, skew, tstar, tss, p_lo, p_hi
 
 
