@@ -206,3 +206,34 @@ def test_bad_double_bootstrap_arguments_are_refused():
     with pytest.raises(ValueError, match="n_inner"):
         boot_weights(np.random.default_rng(0), 1, 5, 9, double="full", n_inner=0)
     assert F["n"] == 0 and BootBlock(slice(0, 1), np.ones((1, 5))).w2 is None
+
+
+def test_cli_double_option(tmp_path, capsys):
+    """``turing analyze --double``: recorded in results.json and config.json; the full double
+    bootstrap's p-values are never below the single bootstrap's; a bad value is exit 2."""
+    import json
+
+    from edueval.cli.main import main
+
+    from .test_bootstrap import sheet, sheet_frame
+
+    rng = np.random.default_rng(2)
+    sheets = []
+    for _ in range(8):
+        a, h, r = rng.integers(2, 9), rng.integers(2, 9), rng.integers(0, 3)
+        sheets.append(sheet(25, 25 - a - h - r, int(a), int(h), int(r)))
+    path = tmp_path / "p2.csv"
+    sheet_frame(sheets).to_csv(path, index=False)
+    res = {}
+    for kind in ("full", "none"):
+        args = ["turing", "analyze", str(path), "--boot", "99", "--double", kind]
+        assert main([*args, "--out", str(tmp_path / kind)]) == 0
+        res[kind] = json.loads((tmp_path / kind / "results.json").read_text())
+        cfg = json.loads((tmp_path / kind / "config.json").read_text())["params"]
+        assert res[kind]["double"] == cfg["double"] == kind
+    lo = {k: res[k]["diff_ci"]["boot"] for k in res}
+    assert lo["full"][0] <= lo["none"][0] and lo["full"][1] >= lo["none"][1]
+    capsys.readouterr()
+    bad = ["turing", "analyze", str(path), "--double", "triple", "--out", str(tmp_path / "x")]
+    assert main(bad) == 2
+    assert "double" in capsys.readouterr().err
