@@ -34,8 +34,8 @@ from ..tables import Col, Schema
 from .stats import (
     CLUSTER_SE,
     DEFAULT_SE,
-    FIELDS,
     DOUBLE_KINDS,
+    FIELDS,
     N_BOOT,
     SE_KINDS,
     SE_METHODS,
