@@ -640,6 +640,10 @@ def part_fdb(argv: list[str]) -> None:
                              double=kind, n_inner=b2)  # fmt: skip
             secs[kind] += time.perf_counter() - t0
             hits[kind] += int((bt.verdict["clustered"] == VERDICTS.index("draw")).sum())
+        done = c0 + k
+        print(f"  after {done} studies: " + ", ".join(
+            f"{kind} {100 * hits[kind] / done:.2f}% ({secs[kind]:.0f} s)" for kind in kinds
+        ), flush=True)  # fmt: skip
     mc = np.sqrt(alpha * (1 - alpha) / studies)
     print(f"{design} G={g} d={diff} S={studies} B={b} B2={b2} bound {100 * (alpha + 2 * mc):.2f}")
     for kind in kinds:
