@@ -4,8 +4,10 @@ get wrong and in which source they prefer (issue 34).
 For each design (:func:`edueval.turing.power.design_counts`: ``ability``, ``ability_lengths``)
 and size, the same simulated studies go through :func:`edueval.turing.stats.batch_tests` - the
 whole decision rule, superiority over random included - with ``boot`` (the default: CR3 + Hall
-with a design effect of at least 1, each p-value the larger of the t-table's and the pairs
-cluster bootstrap-t's) and ``cr3`` (the default before). Reported: the rate of ``draw`` at
+with a design effect of at least 1, each p-value the largest of the t-table's, the pairs cluster
+bootstrap-t's and its fast double bootstrap's), ``boot0`` (``boot`` before the fast double
+bootstrap: the t table and the bootstrap-t) and ``cr3`` (the default before ``boot``); the time
+of each in ``batch_tests``, summed over the run, and the ratio ``boot`` / ``boot0``. Reported: the rate of ``draw`` at
 d = +ε and d = −ε (valid: at most α + 2 Monte-Carlo SEs) and at d = 0 (power).
 
 ``--sup``: the superiority tests' level. Rates with p_AI − p_random = p_Human − p_random = δ
@@ -43,8 +45,13 @@ from edueval.turing.stats import VERDICTS, batch_tests  # noqa: E402
 
 EPS, DELTA, ALPHA = 0.10, 0.05, 0.05
 SIZES = (5, 10, 20, 40, 80, 160)
-METHODS = ("boot", "cr3")
+DESIGNS = ("ability", "ability_lengths")  # the default grid: a cell's seed is its place in it
+#: method -> (cluster_se, double bootstrap): ``boot`` now (with the fast double bootstrap),
+#: ``boot`` before (t table and bootstrap-t only), CR3 + Hall
+ALL_METHODS = {"boot": ("boot", "fast"), "boot0": ("boot", "none"), "cr3": ("cr3", "none")}
+METHODS = dict(ALL_METHODS)  # those run (--methods)
 DRAW = VERDICTS.index("draw")
+SECONDS = dict.fromkeys(METHODS, 0.0)  # batch_tests time per method, over the whole run
 
 
 def rates(design: str, g: int, diff: float, studies: int, seed, b: int, chunk: int, **kw) -> dict:
@@ -56,10 +63,13 @@ def rates(design: str, g: int, diff: float, studies: int, seed, b: int, chunk: i
         k = min(chunk, studies - done)
         counts = design_counts(rng, k, g, design, diff=diff, **kw)
         boot_seed = int(rng.integers(2**63))
-        for m in METHODS:
+        for m, (se, double) in METHODS.items():
+            t0 = time.perf_counter()
             bt = batch_tests(
-                counts, eps=EPS, delta=DELTA, alpha=ALPHA, cluster_se=m, n_boot=b, seed=boot_seed
-            )
+                counts, eps=EPS, delta=DELTA, alpha=ALPHA, cluster_se=se, n_boot=b,
+                seed=boot_seed, double=double,
+            )  # fmt: skip
+            SECONDS[m] += time.perf_counter() - t0
             hits[m] += [
                 (bt.verdict["clustered"] == DRAW).sum(),
                 (bt.sup["clustered"]["ai"]["p"] < ALPHA).sum(),
@@ -78,12 +88,20 @@ def main() -> None:
     ap.add_argument("--studies", type=int, default=10_000)
     ap.add_argument("--boot", type=int, default=399, help="bootstrap draws per test")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
-    ap.add_argument("--designs", default="ability,ability_lengths")
+    ap.add_argument("--designs", default=",".join(DESIGNS))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--chunk", type=int, default=2500, help="studies simulated at once")
     ap.add_argument("--sup", action="store_true", help="the superiority tests' level instead")
     ap.add_argument("--quick", action="store_true", help="smoke run: 500 studies, 3 sizes")
+    ap.add_argument(
+        "--methods", default=",".join(ALL_METHODS),
+        help="of boot, boot0, cr3 (each method's studies and first-level draws are the same "
+        "whichever others run)",
+    )  # fmt: skip
     args = ap.parse_args()
+    for m in list(METHODS):
+        if m not in args.methods.split(","):
+            del METHODS[m], SECONDS[m]
     studies, sizes = args.studies, [int(x) for x in args.sizes.split(",")]
     if args.quick:
         studies, sizes = 500, [5, 20, 80]
@@ -97,21 +115,19 @@ def main() -> None:
     )
     t_all = time.perf_counter()
     ss = np.random.SeedSequence(args.seed)
+    names = " / ".join(METHODS)
     if args.sup:
-        print("| students | AI > random + δ: boot / cr3 (%) | human > random + δ: boot / cr3 (%) |")
+        print(f"| students | AI > random + δ: {names} (%) | human > random + δ: {names} (%) |")
         print("|---:|---:|---:|")
         for g, s in zip(sizes, ss.spawn(len(sizes)), strict=True):
             r = rates("ability", g, 0.0, studies, s, args.boot, args.chunk,
                       ai_plus_human=0.4, random=0.15)  # fmt: skip
-            print(
-                f"| {g} | {pct(r['boot'][1], bound)} / {pct(r['cr3'][1], bound)} | "
-                f"{pct(r['boot'][2], bound)} / {pct(r['cr3'][2], bound)} |",
-                flush=True,
-            )
+            cells = [" / ".join(pct(r[m][i], bound) for m in METHODS) for i in (1, 2)]
+            print(f"| {g} | {cells[0]} | {cells[1]} |", flush=True)
     else:
         print(
-            "| design | students | draw at d = +ε: boot / cr3 (%) | draw at d = −ε: boot / cr3 "
-            "(%) | power, draw at d = 0: boot / cr3 (%) | seconds |"
+            f"| design | students | draw at d = +ε: {names} (%) | draw at d = −ε: {names} (%) | "
+            f"power, draw at d = 0: {names} (%) | seconds |"
         )
         print("|---|---:|---:|---:|---:|---:|")
         designs = args.designs.split(",")
@@ -119,9 +135,15 @@ def main() -> None:
         for design in designs:
             for g in sizes:
                 t0 = time.perf_counter()
+                cell = [next(seeds) for _ in range(3)]
+                if design in DESIGNS and g in SIZES:  # the full grid's seeds, whatever is run
+                    at = 3 * (DESIGNS.index(design) * len(SIZES) + SIZES.index(g))
+                    cell = [
+                        np.random.SeedSequence(args.seed, spawn_key=(at + j,)) for j in range(3)
+                    ]
                 hi, lo, zero = (
-                    rates(design, g, d, studies, next(seeds), args.boot, args.chunk)
-                    for d in (EPS, -EPS, 0.0)
+                    rates(design, g, d, studies, s, args.boot, args.chunk)
+                    for d, s in zip((EPS, -EPS, 0.0), cell, strict=True)
                 )
                 cells = [
                     " / ".join(pct(r[m][0], bound if chk else None) for m in METHODS)
@@ -132,7 +154,16 @@ def main() -> None:
                     f"{time.perf_counter() - t0:.0f} |",
                     flush=True,
                 )
-    print(f"* above alpha + 2 MC SE. total {time.perf_counter() - t_all:.0f} s")
+    secs = ", ".join(f"{m} {v:.0f} s" for m, v in SECONDS.items())
+    ratio = (
+        f"; boot / boot0 {SECONDS['boot'] / SECONDS['boot0']:.2f}"
+        if {"boot", "boot0"} <= set(SECONDS)
+        else ""
+    )
+    print(
+        f"* above alpha + 2 MC SE. total {time.perf_counter() - t_all:.0f} s; batch_tests: "
+        f"{secs}{ratio}"
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ TOST's two one-sided tests (the superiority tests are `boot`'s throughout).
     python benchmarks/turing_skew.py diag 20 10000 0.1       # false draws by number of preferring students
     python benchmarks/turing_skew.py unweighted 4000 ability_lengths,ability 10,20,40,80,160
     python benchmarks/turing_skew.py misc                    # BM df vs effective G; double-bootstrap time
+    python benchmarks/turing_skew.py fdb 20 2000 0.1         # boot with the fast / full double bootstrap
 
 Arguments after the part: students, studies, d (and optionally the design); for `score`: studies,
 designs, sizes (it prints current / score-type draw % at d = +eps, -eps, 0).
@@ -609,6 +610,45 @@ def part_misc(argv: list[str]) -> None:
         idx2 = rng.integers(0, g, (1, b1, b2, g))
         stat(gather(zs, idx2), gather(ns, idx2))
         print(f"double bootstrap {b1} x {b2}, {g} students: {time.perf_counter() - t:.2f} s")
+
+
+def part_fdb(argv: list[str]) -> None:
+    """`fdb STUDENTS STUDIES D [DESIGN] [B] [B2]`: draw % of `boot` with each double bootstrap
+    (`none`: the `boot` of before, max(t-table, bootstrap-t); `fast`: max with the fast double
+    bootstrap; `full`: max with the full one, B x B2) on the same studies, and the seconds of
+    each `batch_tests` call."""
+    import numpy as np
+
+    from edueval.turing.power import design_counts
+    from edueval.turing.stats import VERDICTS, batch_tests
+
+    eps, delta, alpha = 0.10, 0.05, 0.05
+    g, studies, diff = int(argv[0]), int(argv[1]), float(argv[2])
+    design = argv[3] if len(argv) > 3 else "ability_lengths"
+    b = int(argv[4]) if len(argv) > 4 else 399
+    b2 = int(argv[5]) if len(argv) > 5 else 99
+    kinds = ("none", "fast", "full")
+    rng = np.random.default_rng([g, int(1000 * diff) + 500, 31])
+    hits, secs = dict.fromkeys(kinds, 0), dict.fromkeys(kinds, 0.0)
+    for c0 in range(0, studies, 1000):
+        k = min(1000, studies - c0)
+        counts = design_counts(rng, k, g, design, diff=diff)
+        seed = int(rng.integers(2**62))
+        for kind in kinds:
+            t0 = time.perf_counter()
+            bt = batch_tests(counts, eps=eps, delta=delta, alpha=alpha, n_boot=b, seed=seed,
+                             double=kind, n_inner=b2)  # fmt: skip
+            secs[kind] += time.perf_counter() - t0
+            hits[kind] += int((bt.verdict["clustered"] == VERDICTS.index("draw")).sum())
+        done = c0 + k
+        print(f"  after {done} studies: " + ", ".join(
+            f"{kind} {100 * hits[kind] / done:.2f}% ({secs[kind]:.0f} s)" for kind in kinds
+        ), flush=True)  # fmt: skip
+    mc = np.sqrt(alpha * (1 - alpha) / studies)
+    print(f"{design} G={g} d={diff} S={studies} B={b} B2={b2} bound {100 * (alpha + 2 * mc):.2f}")
+    for kind in kinds:
+        print(f"  {kind:5s} draw {100 * hits[kind] / studies:6.2f}%  {secs[kind]:7.1f} s "
+              f"({secs[kind] / secs['none']:.1f} x none)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ MIN_COMPARISONS = 3
 #: Rater models: ties are dropped (a rater's agreement is defined on decided pairs).
 RATER_TIES = "drop"
 #: The imitation game: the test that decides ``turing analyze``'s verdict (``boot``: CR3 + Hall
-#: with a design effect of at least 1, p-values also from the pairs cluster bootstrap-t).
+#: with a design effect of at least 1, p-values also from the pairs cluster bootstrap-t and its
+#: fast double bootstrap).
 TURING_SE = "boot"
 #: ... and its bootstrap draws of the students.
 N_BOOT = 999

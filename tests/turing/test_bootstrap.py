@@ -22,6 +22,7 @@ from edueval.turing.power import design_counts
 from edueval.turing.stats import (
     DEFAULT_SE,
     VERDICTS,
+    BootBlock,
     batch_tests,
     boot_mean,
     floored_cr3,
@@ -85,7 +86,7 @@ def test_bootstrap_distribution_equals_the_enumerated_one():
     w = np.zeros((len(draws), g))
     for b, d in enumerate(draws):
         np.add.at(w[b], list(d), 1.0)
-    est = boot_mean(z[None], n[None], sq[None], [(slice(0, 1), w)])
+    est = boot_mean(z[None], n[None], sq[None], [BootBlock(slice(0, 1), w)])
     m = z.sum() / n.sum()
     direct = []
     for d in draws:

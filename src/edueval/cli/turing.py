@@ -65,8 +65,8 @@ ClusterSeOption = Annotated[
         "--se",
         help="Student-clustered SE of the simulated verdicts: cr3 (default; jackknife variance, "
         "Bell-McCaffrey df, Hall's skewness correction), boot (turing analyze's default: the "
-        "same with a design effect of at least 1 and a pairs cluster bootstrap-t beside the t "
-        "table; 999 draws per simulated study), cr2 (the same with CR2's variance) or cr1 "
+        "same with a design effect of at least 1 and a pairs cluster bootstrap-t and its fast "
+        "double bootstrap beside the t table; 999 draws per simulated study), cr2 (the same with CR2's variance) or cr1 "
         "(G - 1 df; over-declares draws under skew).",
     ),
 ]
@@ -103,9 +103,9 @@ def analyze(
         typer.Option(
             "--se",
             help="The test that decides: boot (the default; CR3 with Hall's skewness "
-            "correction and a design effect of at least 1, each p-value the larger of its "
-            "t-table and its pairs cluster bootstrap-t value: holds its level with few and "
-            "uneven students), cr3 (the same statistic on the t table alone: the default "
+            "correction and a design effect of at least 1, each p-value the largest of its "
+            "t-table value, its pairs cluster bootstrap-t value and that value's double "
+            "bootstrap, --double), cr3 (the same statistic on the t table alone: the default "
             "before; over-declares draws when students differ in how many answers they get "
             "wrong), cr2 (CR2's variance), cr1 (Liang-Zeger, G - 1 df) or naive; 'clustered' "
             "means the default. All are reported.",
@@ -121,6 +121,16 @@ def analyze(
         ),
     ] = N_BOOT,
     seed: SeedOption = 0,
+    double: Annotated[
+        str,
+        typer.Option(
+            "--double",
+            help="The double bootstrap of --se boot's bootstrap-t p-values: fast (the default; "
+            "Davidson-MacKinnon: one second-level resample of each first-level one), full "
+            "(199 second-level resamples of each: seconds for one class, the more accurate at "
+            "small classes) or none (the t table and the bootstrap-t only).",
+        ),
+    ] = "fast",
     phase1: Annotated[
         Path | None,
         typer.Option(
@@ -139,7 +149,7 @@ def analyze(
     path = out_dir(out, "turing analyze", overwrite, inputs=())
     res = analyze_run(
         path, choices, eps=eps, delta=delta, alpha=alpha, se=se, phase1_path=phase1,
-        n_boot=n_boot, seed=seed,
+        n_boot=n_boot, seed=seed, double=double,
     )  # fmt: skip
     show((path / "summary.txt").read_text(), json_out)
     say(f"verdict: {res['verdict']}")

@@ -34,6 +34,7 @@ from ..tables import Col, Schema
 from .stats import (
     CLUSTER_SE,
     DEFAULT_SE,
+    DOUBLE_KINDS,
     FIELDS,
     N_BOOT,
     SE_KINDS,
@@ -180,7 +181,8 @@ class TuringResults:
 
     ``verdicts``, ``reasons`` and ``diff_ci`` are keyed by SE kind (``naive``, ``boot``,
     ``cr3``, ``cr2``, ``cr1``, and ``clustered`` = the clustered kind that decides, or ``boot``
-    when ``se`` is naive). ``n_boot`` and ``seed``: the bootstrap draws of ``boot``."""
+    when ``se`` is naive). ``n_boot``, ``seed`` and ``double``: the bootstrap draws of ``boot``
+    and its double bootstrap (``fast``, ``full`` or ``none``)."""
 
     eps: float
     delta: float
@@ -200,6 +202,7 @@ class TuringResults:
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
     n_boot: int = N_BOOT
     seed: int = 0
+    double: str = DOUBLE_KINDS[0]
 
     def to_dict(self) -> dict:
         return {
@@ -211,6 +214,7 @@ class TuringResults:
             "se_method": SE_METHODS[self.se],
             "n_boot": self.n_boot,
             "seed": self.seed,
+            "double": self.double,
             "eps": self.eps,
             "delta": self.delta,
             "alpha": self.alpha,
@@ -289,7 +293,7 @@ class TuringResults:
             "",
             "SEs: "
             + "; ".join(f"{k} = {SE_METHODS[k]}" for k in SE_KINDS)
-            + f" (boot: B = {self.n_boot}, seed {self.seed}).",
+            + f" (boot: B = {self.n_boot}, seed {self.seed}, double bootstrap {self.double}).",
             f"Decision: the {level} CI of p_AI - p_Human inside (-{self.eps}, +{self.eps}) -> draw "
             f"(if both beat random + {self.delta}); above +{self.eps} -> ai_better; below "
             f"-{self.eps} -> human_better. McNemar (d = 0) is reported, not deciding.",
@@ -390,23 +394,35 @@ def analyze_choices(
     se: str = TURING_SE,
     n_boot: int = N_BOOT,
     seed: int = 0,
+    double: str = DOUBLE_KINDS[0],
 ) -> TuringResults:
     """Analyse Phase-2 choices (a frame as :func:`read_choices` returns, or any frame with
     ``student, question, chosen``). ``se`` chooses the test that decides the verdict:
     ``"boot"`` (= ``"clustered"``, the default), ``"cr3"``, ``"cr2"``, ``"cr1"`` or ``"naive"``;
     all are reported. ``n_boot`` bootstrap draws of the students, from ``seed``: the same data
-    and seed give the same p-values."""
+    and seed give the same p-values; ``double`` the double bootstrap of ``boot``'s bootstrap-t
+    p-values: ``"fast"`` (the default; Davidson & MacKinnon 2007), ``"full"`` (999 × 199
+    resamples at the default B: seconds for one class) or ``"none"``."""
     check_margins(eps, delta, alpha)
     if not 1 <= n_boot <= 1_000_000:
         raise InputError(f"n_boot= must be in [1, 1000000], got {n_boot}")
+    if double not in DOUBLE_KINDS:
+        raise InputError(f"double= must be one of {', '.join(DOUBLE_KINDS)}, got {double!r}")
     kind = _se_kind(se)
     if not any(c.startswith("is_") for c in choices.columns):
         choices = read_choices(choices)  # checked as a file is: errors name the choices DataFrame
     counts, _ = choice_counts(choices)
     bts = {
         m: batch_tests(
-            counts, eps=eps, delta=delta, alpha=alpha, cluster_se=m, n_boot=n_boot, seed=seed
-        )
+            counts,
+            eps=eps,
+            delta=delta,
+            alpha=alpha,
+            cluster_se=m,
+            n_boot=n_boot,
+            seed=seed,
+            double=double,
+        )  # fmt: skip
         for m in CLUSTER_SE
     }
     # (batch, key) behind each SE kind; the naive results are the same in every batch
@@ -432,5 +448,5 @@ def analyze_choices(
         n_students=int(deciding.n_students), rates=_rates_table(deciding, alpha),
         tests=pd.DataFrame(tests), table=table, verdict=verdict_map[kind], verdicts=verdict_map,
         diff=float(deciding.diff), diff_ci=diff_ci, reason=reasons[kind], reasons=reasons,
-        extra=_extra_tables(choices), n_boot=n_boot, seed=seed,
+        extra=_extra_tables(choices), n_boot=n_boot, seed=seed, double=double,
     )  # fmt: skip

@@ -92,9 +92,11 @@ def analyze_run(
     phase1_path: Path | None = None,
     n_boot: int | None = None,
     seed: int = 0,
+    double: str = "fast",
 ) -> dict:
     """``turing analyze``'s run folder; ``se`` / ``n_boot`` None: the library's defaults
-    (:data:`~.stats.DEFAULT_SE`, :data:`~.stats.N_BOOT`)."""
+    (:data:`~.stats.DEFAULT_SE`, :data:`~.stats.N_BOOT`); ``double``: ``boot``'s double
+    bootstrap (:func:`~.analyze.analyze_choices`)."""
     se = DEFAULT_SE if se is None else se
     n_boot = N_BOOT if n_boot is None else n_boot
     check_margins(eps, delta, alpha)
@@ -102,8 +104,9 @@ def analyze_run(
     if phase1_path is not None:
         check_phase1(choices, phase1_path)
     res = analyze_choices(
-        choices, eps=eps, delta=delta, alpha=alpha, se=se, n_boot=n_boot, seed=seed
-    )
+        choices, eps=eps, delta=delta, alpha=alpha, se=se, n_boot=n_boot, seed=seed,
+        double=double,
+    )  # fmt: skip
     inputs = {"choices": choices_path}
     if phase1_path is not None:
         inputs["phase1"] = phase1_path
@@ -117,6 +120,7 @@ def analyze_run(
             "se": se,
             "n_boot": n_boot,
             "seed": seed,
+            "double": double,
         },  # fmt: skip
         inputs=inputs,
     )
