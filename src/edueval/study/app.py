@@ -25,6 +25,7 @@ from typing import Annotated, Any
 from ..extras import ensure, missing
 from .config import Study
 from .db import StudyDB
+from .pairing import AdaptivePairer
 from .export import spreadsheet_safe
 
 try:
@@ -217,6 +218,7 @@ class _Site:
     def __init__(self, study: Study, db: StudyDB) -> None:
         self.study = study
         self.db = db
+        self.pairer = AdaptivePairer(study, db.engine) if study.pairing.adaptive else None
 
     def page(self, request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         resp = _TEMPLATES.TemplateResponse(request, name, {"study": self.study, **ctx},
@@ -368,6 +370,8 @@ def _add_assignment_routes(app: FastAPI, site: _Site) -> None:
             return RedirectResponse(f"/p/{token}", 303)
         if study.practice is not None and p["practice_done_at"] is None:
             return RedirectResponse(f"/p/{token}/practice", 303)
+        if a["first"] is None and site.pairer is not None:  # adaptive: the pair chosen now
+            a = site.pairer.choose(a)
         return site.item_page(request, p, item, a)
 
     @app.post("/p/{token}/a/{aid}")
@@ -378,6 +382,8 @@ def _add_assignment_routes(app: FastAPI, site: _Site) -> None:
             raise HTTPException(403)
         if study.practice is not None and p["practice_done_at"] is None:
             return RedirectResponse(f"/p/{token}/practice", 303)  # the practice comes first
+        if study.kind == "comparative" and a["first"] is None:  # no pair shown yet: show one
+            return RedirectResponse(f"/p/{token}/a/{aid}", 303)
         try:
             answers = _answers(study, item, form)
         except _Invalid as exc:

@@ -1,0 +1,236 @@
+"""Adaptive pairing in the study app: the pair of a slot, chosen when the participant opens it.
+
+Under ``pairing: adaptive`` (or ``adaptive-shared``) in ``study.yaml`` a participant's slots get
+their items when they are invited (laid out as under random pairing, so items stay evenly
+spread), but not their pairs.  When the participant opens a slot, :meth:`AdaptivePairer.choose`
+picks the pair with the policy of ``pairwise simulate`` (:mod:`edueval.pairwise.pairing`):
+
+* per item and panel (``adaptive``: participants of even and odd invite number pair from their
+  own judgements, two independent streams; ``adaptive-shared``: one), pairs are made in rounds
+  that compare every agent once -- exposure balanced -- the ``n``-th pair of the stream being
+  the next pair of round ``n // (k // 2)``; the round's order is drawn from
+  ``(seed, item, panel, round)``, so the same history gives the same pairs;
+* the first ``random_rounds`` rounds are random; then each anchor takes the free partner with
+  the closest estimate (most information), preferring one not met before, and never a pair the
+  participant has judged already where another is free;
+* the estimates are a penalised ML fit (:func:`~edueval.pairwise.pairing.fit_estimates`) of the
+  answers to the pairing question stored for that item and panel, refreshed every
+  ``refit_every`` judgements: the fit for ``m`` judgements uses the first ``m`` stored (by
+  answer id), so every host computes the same estimates; each host caches its fits and refits
+  one item at a time (milliseconds for a few hundred judgements).
+
+Several hosts on one PostgreSQL: the choice (read the stream, pick, write) runs under an advisory
+lock per (item, panel), and the place of a pair in its stream is unique in the database
+(``uq_assignment_pair``), so two hosts never give one place twice; a slot opened on two hosts at
+once gets one pair (the second host finds it chosen and shows it).  On SQLite the transaction
+takes the database's write lock first.  Each chosen slot records the policy, the panel, the
+round, the place, and the two agents' estimates and standard errors with the number of
+judgements they were fitted on; ``study export`` writes them beside every answer.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .config import Study
+from .db import assignments, responses
+
+from sqlalchemy import func, select, text  # the study extra: db.py, imported above, checks it
+from sqlalchemy.exc import DBAPIError
+
+__all__ = ["AdaptivePairer"]
+
+#: first key of the PostgreSQL advisory locks of the pairing streams (two 32-bit keys: a key
+#: space apart from the study's one 64-bit lock); the second is the stream's number
+_LOCK_CLASS = 0x65647570
+#: tries of a choice that lost a race (a unique place taken, a stale SQLite snapshot)
+_TRIES = 20
+
+
+class _Gap(Exception):
+    """A host's cached stream no longer matches the database: read it again."""
+
+
+@dataclass
+class _Fit:
+    """Estimates of one stream's agents from its first ``m`` judgements."""
+
+    m: int
+    est: np.ndarray
+    se: np.ndarray
+
+
+@dataclass
+class _Stream:
+    """What a host knows of one stream's pairs (places ``0 .. len(pairs) - 1``)."""
+
+    pairs: list[tuple[int, int]]
+    met: np.ndarray
+
+
+class AdaptivePairer:
+    """Chooses the pairs of one study's adaptive slots (see the module docstring)."""
+
+    def __init__(self, study: Study, engine: Any) -> None:
+        from ..pairwise.pairing import PANELS
+
+        self.study = study
+        self.engine = engine
+        self.policy = study.pairing
+        self.panels = PANELS[self.policy.policy]
+        self.question = self.policy.question or study.questions[0]["id"]
+        self.agents = {i["id"]: sorted(i["replies"]) for i in study.items}
+        self.item_no = {i["id"]: n for n, i in enumerate(study.items)}
+        self._fits: dict[tuple[str, int], _Fit] = {}
+        self._streams: dict[tuple[str, int], _Stream] = {}
+        self._locks: dict[tuple[str, int], threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _lock(self, key: tuple[str, int]) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    # -- estimates ----------------------------------------------------------------------------
+    def _judgements(self, item: str, panel: int) -> Any:
+        return (
+            select(assignments.c.first, assignments.c.second, responses.c.value)
+            .join(responses, responses.c.assignment_id == assignments.c.id)
+            .where(assignments.c.item_id == item, assignments.c.panel == panel,
+                   assignments.c.pair_seq.is_not(None), responses.c.question == self.question)
+        )  # fmt: skip
+
+    def estimates(self, item: str, panel: int) -> _Fit:
+        """The stream's estimates from its first ``m`` judgements, ``m`` the count stored
+        rounded down to a multiple of ``refit_every`` (cached per host)."""
+        from ..pairwise.pairing import fit_estimates
+
+        key = (item, panel)
+        k = len(self.agents[item])
+        query = self._judgements(item, panel)
+        with self.engine.connect() as c:
+            n = c.execute(select(func.count()).select_from(query.subquery())).scalar_one()
+        m = n // self.policy.refit_every * self.policy.refit_every
+        fit = self._fits.get(key)
+        if fit is not None and fit.m == m:
+            return fit
+        with self._lock(key):  # one refit of a stream at a time on this host
+            fit = self._fits.get(key)
+            if fit is not None and fit.m == m:
+                return fit
+            if m == 0:
+                fit = _Fit(0, np.zeros(k), np.full(k, np.nan))
+            else:
+                with self.engine.connect() as c:
+                    rows = c.execute(query.order_by(responses.c.id).limit(m)).all()
+                index = {a: n for n, a in enumerate(self.agents[item])}
+                first = np.array([index[r[0]] for r in rows])
+                second = np.array([index[r[1]] for r in rows])
+                won = np.array([{"first": 1.0, "second": 0.0}.get(r[2], 0.5) for r in rows])
+                est, se = fit_estimates(first, second, won, k, self.policy.ridge)
+                fit = _Fit(m, est, se)
+            self._fits[key] = fit
+            return fit
+
+    # -- the choice -----------------------------------------------------------------------------
+    def choose(self, a: dict[str, Any]) -> dict[str, Any]:
+        """Choose the pair of slot ``a`` (an ``assignments`` row without one) and store it;
+        returns the row as stored (the pair another host chose, if it was quicker)."""
+        last: Exception | None = None
+        for _ in range(_TRIES):
+            fit = self.estimates(a["item_id"], a["panel"])
+            try:
+                return self._choose_once(a, fit)
+            except (DBAPIError, _Gap) as exc:  # a place taken at once, a stale snapshot
+                self._streams.pop((a["item_id"], a["panel"]), None)
+                last = exc
+        raise RuntimeError(f"no pair could be chosen for slot {a['id']}") from last
+
+    def _stream(self, c: Any, item: str, panel: int) -> _Stream:
+        """The stream's pairs, read from the database past what this host has seen (under the
+        stream's lock, so places are complete)."""
+        key = (item, panel)
+        k = len(self.agents[item])
+        stream = self._streams.setdefault(key, _Stream([], np.zeros((k, k))))
+        index = {x: n for n, x in enumerate(self.agents[item])}
+        rows = c.execute(
+            select(assignments.c.pair_seq, assignments.c.first, assignments.c.second)
+            .where(assignments.c.item_id == item, assignments.c.panel == panel,
+                   assignments.c.pair_seq >= len(stream.pairs))
+            .order_by(assignments.c.pair_seq)
+        ).all()  # fmt: skip
+        for seq, first, second in rows:
+            if seq != len(stream.pairs):  # not contiguous: read it all again
+                raise _Gap(f"pairs of item {item!r} panel {panel} skip place {seq}")
+            i, j = index[first], index[second]
+            stream.pairs.append((i, j))
+            stream.met[i, j] += 1
+            stream.met[j, i] += 1
+        return stream
+
+    def _lock_stream(self, c: Any, a: dict[str, Any]) -> None:
+        if c.dialect.name == "postgresql":
+            key = self.item_no[a["item_id"]] * self.panels + a["panel"]
+            c.execute(text("SELECT pg_advisory_xact_lock(:a, :b)"),
+                      {"a": _LOCK_CLASS, "b": key % 2**31})  # fmt: skip
+        else:  # SQLite: a write first takes the database's write lock, then every read is fresh
+            c.execute(assignments.update().where(assignments.c.id == a["id"])
+                      .values(panel=assignments.c.panel))  # fmt: skip
+
+    def _choose_once(self, a: dict[str, Any], fit: _Fit) -> dict[str, Any]:
+        from ..pairwise.pairing import next_pair, round_of
+
+        item, panel = a["item_id"], a["panel"]
+        agents = self.agents[item]
+        k = len(agents)
+        with self.engine.begin() as c:
+            self._lock_stream(c, a)
+            row = c.execute(select(assignments).where(assignments.c.id == a["id"])).mappings().one()
+            if row["first"] is not None:  # chosen meanwhile (the same slot opened twice)
+                return {**a, **row}
+            stream = self._stream(c, item, panel)
+            seq = len(stream.pairs)
+            rnd, sit_out = round_of(seq, k)
+            start = seq - seq % max(1, k // 2)
+            free = np.ones(k, dtype=bool)
+            for i, j in stream.pairs[start:]:
+                free[[i, j]] = False
+            if sit_out is not None:
+                free[sit_out] = False
+            mine = c.execute(select(assignments.c.first, assignments.c.second).where(
+                assignments.c.participant_id == a["participant_id"],
+                assignments.c.item_id == item, assignments.c.first.is_not(None))).all()  # fmt: skip
+            index = {x: n for n, x in enumerate(agents)}
+            avoid = np.zeros((k, k), dtype=bool)
+            for x, y in mine:
+                avoid[index[x], index[y]] = avoid[index[y], index[x]] = True
+            entropy = [self.study.seed, self.item_no[item], panel, rnd]
+            order = np.random.default_rng(entropy).permutation(k)
+            adaptive = rnd >= self.policy.random_rounds
+            pair = next_pair(order, free, fit.est if adaptive else None, stream.met, avoid)
+            if pair is None:  # cannot happen with >= 2 agents; said plainly if it does
+                raise RuntimeError(f"no free pair in round {rnd} of item {item!r}")
+            i, j = pair
+            if np.random.default_rng([*entropy, seq, 1]).random() < 0.5:
+                i, j = j, i  # the side shown first
+            values = {"first": agents[i], "second": agents[j], "pair_seq": seq,
+                      "pairing_round": rnd, "fitted_on": fit.m,
+                      "est_first": _num(fit.est[i]), "se_first": _num(fit.se[i]),
+                      "est_second": _num(fit.est[j]), "se_second": _num(fit.se[j]),
+                      "chosen_at": _dt.datetime.now(_dt.UTC)}  # fmt: skip
+            c.execute(assignments.update()
+                      .where(assignments.c.id == a["id"], assignments.c.first.is_(None))
+                      .values(values))  # fmt: skip
+        stream.pairs.append((i, j))
+        stream.met[i, j] += 1
+        stream.met[j, i] += 1
+        return {**a, **values}
+
+
+def _num(x: float) -> float | None:
+    """A float for the database (NaN, an SE before any fit, as NULL)."""
+    return float(x) if np.isfinite(x) else None
