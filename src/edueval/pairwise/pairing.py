@@ -128,9 +128,7 @@ def round_pairs(
     return pairs
 
 
-def array_design(
-    first: np.ndarray, second: np.ndarray, won_first: np.ndarray, k: int
-) -> Design:
+def array_design(first: np.ndarray, second: np.ndarray, won_first: np.ndarray, k: int) -> Design:
     """One group's :class:`Design` straight from arrays of object indices and outcomes
     (``won_first``: 1 the first won, 0 the second, 0.5 a tie)."""
     w1 = np.asarray(won_first, dtype=float)

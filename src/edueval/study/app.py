@@ -25,8 +25,8 @@ from typing import Annotated, Any
 from ..extras import ensure, missing
 from .config import Study
 from .db import StudyDB
-from .pairing import AdaptivePairer
 from .export import spreadsheet_safe
+from .pairing import AdaptivePairer
 
 try:
     from fastapi import FastAPI, Request

@@ -214,7 +214,9 @@ def _pairing(path: Path, cfg: dict[str, Any], root: Any, kind: str,
     for key in spec:
         if key not in PAIRING_KEYS:
             near = difflib.get_close_matches(str(key), PAIRING_KEYS, n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else f" (known: {', '.join(PAIRING_KEYS)})"
+            hint = (
+                f"; did you mean {near[0]!r}?" if near else f" (known: {', '.join(PAIRING_KEYS)})"
+            )
             raise bad(f"unknown pairing setting {key!r}{hint}")
     policy = spec.get("policy", "random")
     if policy not in POLICIES:

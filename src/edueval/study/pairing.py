@@ -36,12 +36,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sqlalchemy import func, select, text  # the study extra: db.py, imported above, checks it
+from sqlalchemy.exc import DBAPIError
 
 from .config import Study
 from .db import assignments, responses
-
-from sqlalchemy import func, select, text  # the study extra: db.py, imported above, checks it
-from sqlalchemy.exc import DBAPIError
 
 __all__ = ["AdaptivePairer"]
 
@@ -88,10 +87,10 @@ class AdaptivePairer:
         self.item_no = {i["id"]: n for n, i in enumerate(study.items)}
         self._fits: dict[tuple[str, int], _Fit] = {}
         self._streams: dict[tuple[str, int], _Stream] = {}
-        self._locks: dict[tuple[str, int], threading.Lock] = {}
+        self._locks: dict[tuple, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def _lock(self, key: tuple[str, int]) -> threading.Lock:
+    def _lock(self, key: tuple) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(key, threading.Lock())
 
@@ -143,11 +142,15 @@ class AdaptivePairer:
         last: Exception | None = None
         for _ in range(_TRIES):
             fit = self.estimates(a["item_id"], a["panel"])
-            try:
-                return self._choose_once(a, fit)
-            except (DBAPIError, _Gap) as exc:  # a place taken at once, a stale snapshot
-                self._streams.pop((a["item_id"], a["panel"]), None)
-                last = exc
+            key = (a["item_id"], a["panel"])
+            # this host's threads take turns on a stream (its cache is theirs), hosts take turns
+            # through the database's lock
+            with self._lock(("choose", *key)):
+                try:
+                    return self._choose_once(a, fit)
+                except (DBAPIError, _Gap) as exc:  # a place taken at once, a stale snapshot
+                    self._streams.pop(key, None)
+                    last = exc
         raise RuntimeError(f"no pair could be chosen for slot {a['id']}") from last
 
     def _stream(self, c: Any, item: str, panel: int) -> _Stream:
@@ -225,10 +228,7 @@ class AdaptivePairer:
             c.execute(assignments.update()
                       .where(assignments.c.id == a["id"], assignments.c.first.is_(None))
                       .values(values))  # fmt: skip
-        stream.pairs.append((i, j))
-        stream.met[i, j] += 1
-        stream.met[j, i] += 1
-        return {**a, **values}
+        return {**a, **values}  # the stream's cache reads it back with the next choice
 
 
 def _num(x: float) -> float | None:
