@@ -194,18 +194,22 @@ def main() -> int:
     ap.add_argument("--agents", type=int, default=3, help="agents (replies) per item")
     ap.add_argument("--pairing", action="append", choices=("random", "adaptive", "adaptive-shared"),
                     help="pairing policy; repeat to run each in turn (default: random)")  # fmt: skip
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the policies this many times, interleaved")  # fmt: skip
     ap.add_argument("--refit-every", type=int, default=10, help="pairing: refit_every")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args()
-    runs = {pairing: run_once(args, pairing) for pairing in args.pairing or ["random"]}
-    if len(runs) > 1:
-        base = runs.get("random") or next(iter(runs.values()))
-        for res in runs.values():
+    pairings = args.pairing or ["random"]
+    runs = [run_once(args, p) for _ in range(args.repeat) for p in pairings]  # interleaved
+    if len(pairings) > 1:  # each run against the random run just before it (or the first run)
+        base = runs[0]
+        for res in runs:
+            base = res if res["pairing"] == "random" else base
             res["submissions_per_s_vs_random"] = round(
                 res["submissions_per_s"] / max(base["submissions_per_s"], 1e-9), 3
             )
-    print(json.dumps(runs if len(runs) > 1 else next(iter(runs.values())), indent=2))
-    return 0 if all(r["export_ok"] for r in runs.values()) else 1
+    print(json.dumps(runs if len(runs) > 1 else runs[0], indent=2))
+    return 0 if all(r["export_ok"] for r in runs) else 1
 
 
 def run_once(args: argparse.Namespace, pairing: str) -> dict:

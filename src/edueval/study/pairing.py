@@ -31,12 +31,18 @@ judgements they were fitted on; ``study export`` writes them beside every answer
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select, text  # the study extra: db.py, imported above, checks it
+from sqlalchemy import (  # the study extra: db.py, imported above, checks it
+    bindparam,
+    func,
+    select,
+    text,
+)
 from sqlalchemy.exc import DBAPIError
 
 from .config import Study
@@ -47,6 +53,9 @@ __all__ = ["AdaptivePairer"]
 #: first key of the PostgreSQL advisory locks of the pairing streams (two 32-bit keys: a key
 #: space apart from the study's one 64-bit lock); the second is the stream's number
 _LOCK_CLASS = 0x65647570
+#: the columns a choice writes
+_CHOSEN = ("first", "second", "pair_seq", "pairing_round", "fitted_on", "est_first", "se_first",
+           "est_second", "se_second", "chosen_at")  # fmt: skip
 #: tries of a choice that lost a race (a unique place taken, a stale SQLite snapshot)
 _TRIES = 20
 
@@ -69,6 +78,7 @@ class _Stream:
     """What a host knows of one stream's pairs (places ``0 .. len(pairs) - 1``)."""
 
     pairs: list[tuple[int, int]]
+    who: list[int]  # the participant of each pair
     met: np.ndarray
 
 
@@ -95,13 +105,30 @@ class AdaptivePairer:
             return self._locks.setdefault(key, threading.Lock())
 
     # -- estimates ----------------------------------------------------------------------------
-    def _judgements(self, item: str, panel: int) -> Any:
-        return (
-            select(assignments.c.first, assignments.c.second, responses.c.value)
-            .join(responses, responses.c.assignment_id == assignments.c.id)
-            .where(assignments.c.item_id == item, assignments.c.panel == panel,
-                   assignments.c.pair_seq.is_not(None), responses.c.question == self.question)
+    @functools.cached_property
+    def _sql(self) -> dict[str, Any]:
+        """The statements of a choice, built once (building one costs more than running it)."""
+        t, r = assignments.c, responses.c
+        judged = (
+            select(t.first, t.second, r.value)
+            .join(responses, r.assignment_id == t.id)
+            .where(t.item_id == bindparam("item"), t.panel == bindparam("panel"),
+                   t.pair_seq.is_not(None), r.question == self.question)
         )  # fmt: skip
+        values = {c: bindparam(f"v_{c}") for c in _CHOSEN}
+        return {
+            "count": select(func.count()).select_from(judged.subquery()),
+            "judged": judged.order_by(r.id).limit(bindparam("m")),
+            "stream": select(t.pair_seq, t.first, t.second, t.participant_id)
+            .where(t.item_id == bindparam("item"), t.panel == bindparam("panel"),
+                   t.pair_seq >= bindparam("seq"))
+            .order_by(t.pair_seq),
+            "write_lock": assignments.update().where(t.id == bindparam("aid")).values(panel=t.panel),
+            "advisory": text("SELECT pg_advisory_xact_lock(:a, :b)"),
+            "store": assignments.update()
+            .where(t.id == bindparam("aid"), t.first.is_(None)).values(values),
+            "row": select(assignments).where(t.id == bindparam("aid")),
+        }  # fmt: skip
 
     def estimates(self, item: str, panel: int) -> _Fit:
         """The stream's estimates from its first ``m`` judgements, ``m`` the count stored
@@ -110,9 +137,8 @@ class AdaptivePairer:
 
         key = (item, panel)
         k = len(self.agents[item])
-        query = self._judgements(item, panel)
         with self.engine.connect() as c:
-            n = c.execute(select(func.count()).select_from(query.subquery())).scalar_one()
+            n = c.execute(self._sql["count"], {"item": item, "panel": panel}).scalar_one()
         m = n // self.policy.refit_every * self.policy.refit_every
         fit = self._fits.get(key)
         if fit is not None and fit.m == m:
@@ -125,7 +151,8 @@ class AdaptivePairer:
                 fit = _Fit(0, np.zeros(k), np.full(k, np.nan))
             else:
                 with self.engine.connect() as c:
-                    rows = c.execute(query.order_by(responses.c.id).limit(m)).all()
+                    rows = c.execute(self._sql["judged"], {"item": item, "panel": panel,
+                                                           "m": m}).all()  # fmt: skip
                 index = {a: n for n, a in enumerate(self.agents[item])}
                 first = np.array([index[r[0]] for r in rows])
                 second = np.array([index[r[1]] for r in rows])
@@ -158,19 +185,16 @@ class AdaptivePairer:
         stream's lock, so places are complete)."""
         key = (item, panel)
         k = len(self.agents[item])
-        stream = self._streams.setdefault(key, _Stream([], np.zeros((k, k))))
+        stream = self._streams.setdefault(key, _Stream([], [], np.zeros((k, k))))
         index = {x: n for n, x in enumerate(self.agents[item])}
-        rows = c.execute(
-            select(assignments.c.pair_seq, assignments.c.first, assignments.c.second)
-            .where(assignments.c.item_id == item, assignments.c.panel == panel,
-                   assignments.c.pair_seq >= len(stream.pairs))
-            .order_by(assignments.c.pair_seq)
-        ).all()  # fmt: skip
-        for seq, first, second in rows:
+        rows = c.execute(self._sql["stream"], {"item": item, "panel": panel,
+                                               "seq": len(stream.pairs)}).all()  # fmt: skip
+        for seq, first, second, who in rows:
             if seq != len(stream.pairs):  # not contiguous: read it all again
                 raise _Gap(f"pairs of item {item!r} panel {panel} skip place {seq}")
             i, j = index[first], index[second]
             stream.pairs.append((i, j))
+            stream.who.append(who)
             stream.met[i, j] += 1
             stream.met[j, i] += 1
         return stream
@@ -178,11 +202,9 @@ class AdaptivePairer:
     def _lock_stream(self, c: Any, a: dict[str, Any]) -> None:
         if c.dialect.name == "postgresql":
             key = self.item_no[a["item_id"]] * self.panels + a["panel"]
-            c.execute(text("SELECT pg_advisory_xact_lock(:a, :b)"),
-                      {"a": _LOCK_CLASS, "b": key % 2**31})  # fmt: skip
+            c.execute(self._sql["advisory"], {"a": _LOCK_CLASS, "b": key % 2**31})
         else:  # SQLite: a write first takes the database's write lock, then every read is fresh
-            c.execute(assignments.update().where(assignments.c.id == a["id"])
-                      .values(panel=assignments.c.panel))  # fmt: skip
+            c.execute(self._sql["write_lock"], {"aid": a["id"]})
 
     def _choose_once(self, a: dict[str, Any], fit: _Fit) -> dict[str, Any]:
         from ..pairwise.pairing import next_pair, round_of
@@ -192,9 +214,6 @@ class AdaptivePairer:
         k = len(agents)
         with self.engine.begin() as c:
             self._lock_stream(c, a)
-            row = c.execute(select(assignments).where(assignments.c.id == a["id"])).mappings().one()
-            if row["first"] is not None:  # chosen meanwhile (the same slot opened twice)
-                return {**a, **row}
             stream = self._stream(c, item, panel)
             seq = len(stream.pairs)
             rnd, sit_out = round_of(seq, k)
@@ -204,13 +223,10 @@ class AdaptivePairer:
                 free[[i, j]] = False
             if sit_out is not None:
                 free[sit_out] = False
-            mine = c.execute(select(assignments.c.first, assignments.c.second).where(
-                assignments.c.participant_id == a["participant_id"],
-                assignments.c.item_id == item, assignments.c.first.is_not(None))).all()  # fmt: skip
-            index = {x: n for n, x in enumerate(agents)}
-            avoid = np.zeros((k, k), dtype=bool)
-            for x, y in mine:
-                avoid[index[x], index[y]] = avoid[index[y], index[x]] = True
+            avoid = np.zeros((k, k), dtype=bool)  # the pairs this participant has had
+            for (x, y), who in zip(stream.pairs, stream.who, strict=True):
+                if who == a["participant_id"]:
+                    avoid[x, y] = avoid[y, x] = True
             entropy = [self.study.seed, self.item_no[item], panel, rnd]
             order = np.random.default_rng(entropy).permutation(k)
             adaptive = rnd >= self.policy.random_rounds
@@ -225,9 +241,10 @@ class AdaptivePairer:
                       "est_first": _num(fit.est[i]), "se_first": _num(fit.se[i]),
                       "est_second": _num(fit.est[j]), "se_second": _num(fit.se[j]),
                       "chosen_at": _dt.datetime.now(_dt.UTC)}  # fmt: skip
-            c.execute(assignments.update()
-                      .where(assignments.c.id == a["id"], assignments.c.first.is_(None))
-                      .values(values))  # fmt: skip
+            done = c.execute(self._sql["store"],
+                             {"aid": a["id"], **{f"v_{k}": v for k, v in values.items()}})  # fmt: skip
+            if done.rowcount == 0:  # chosen meanwhile (the same slot opened twice): that pair
+                return {**a, **c.execute(self._sql["row"], {"aid": a["id"]}).mappings().one()}
         return {**a, **values}  # the stream's cache reads it back with the next choice
 
 
