@@ -36,6 +36,8 @@ MAP under N(0, 10) priors, finite when an object has won or lost every compariso
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -49,9 +51,10 @@ __all__ = [
     "REPEAT_PENALTY",
     "array_design",
     "fit_estimates",
+    "next_in_stream",
     "next_pair",
-    "round_of",
     "round_pairs",
+    "sitting_out",
 ]
 
 #: pairing policies: random; adaptive in two independent panels (the default adaptive design);
@@ -66,11 +69,9 @@ MET_PENALTY = 1e3
 REPEAT_PENALTY = 1e6
 
 
-def round_of(seq: int, k: int) -> tuple[int, int | None]:
-    """``(round, sitting out)`` of the ``seq``-th pair (0-based) of a group of ``k`` objects:
-    ``k // 2`` pairs a round; with ``k`` odd, object ``round mod k`` sits the round out."""
-    r = seq // max(1, k // 2)
-    return r, (r % k if k % 2 else None)
+def sitting_out(rnd: int, k: int) -> int | None:
+    """The object that sits round ``rnd`` out: ``rnd mod k`` when ``k`` is odd, else none."""
+    return rnd % k if k % 2 else None
 
 
 def next_pair(
@@ -126,6 +127,55 @@ def round_pairs(
         free[list(pair)] = False
         pairs.append(pair)
     return pairs
+
+
+def next_in_stream(
+    k: int,
+    pairs: Sequence[tuple[int, int]],
+    rounds: Sequence[int],
+    order_of: Callable[[int], np.ndarray],
+    est: np.ndarray | None = None,
+    met: np.ndarray | None = None,
+    avoid: np.ndarray | None = None,
+    random_rounds: int = 0,
+) -> tuple[tuple[int, int], int]:
+    """The next pair of a stream made one pair at a time (the study app), and its round.
+
+    ``pairs`` and ``rounds``: the stream so far; ``order_of(r)``: round ``r``'s seeded order.
+    The pair is the next one of the current round (:func:`next_pair`; a new round once fewer than
+    two objects are free), random in the first ``random_rounds`` rounds and from ``est`` after.
+    If it is a pair the judge has judged (``avoid``) and the round is under way, the round is
+    closed early and the pair taken from a new one, where all are free again: a judge sees a
+    pair twice only when every pair is one they have judged.  (One exposure fewer for the
+    objects left in a closed round; rounds made whole, as :func:`round_pairs` makes them, give
+    the same pairs as the simulation.)"""
+
+    def free_in(r: int) -> np.ndarray:
+        free = np.ones(k, dtype=bool)
+        for (i, j), q in zip(reversed(pairs), reversed(rounds), strict=True):
+            if q != r:
+                break
+            free[[i, j]] = False
+        out = sitting_out(r, k)
+        if out is not None:
+            free[out] = False
+        return free
+
+    def pick(r: int) -> tuple[int, int] | None:
+        return next_pair(order_of(r), free_in(r), est if r >= random_rounds else None, met, avoid)
+
+    rnd = rounds[-1] if len(rounds) else 0
+    pair = pick(rnd)
+    if pair is None:  # the round is complete
+        rnd += 1
+        pair = pick(rnd)
+    elif avoid is not None and avoid[pair] and len(rounds) and rounds[-1] == rnd:
+        fresh = pick(rnd + 1)  # close the round early if a new one holds a pair not seen
+        if fresh is not None and not avoid[fresh]:
+            pair, rnd = fresh, rnd + 1
+    if pair is None:
+        raise ValueError(f"no pair can be made of {k} objects")
+    return pair, rnd
 
 
 def array_design(first: np.ndarray, second: np.ndarray, won_first: np.ndarray, k: int) -> Design:

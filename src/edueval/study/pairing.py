@@ -7,12 +7,13 @@ picks the pair with the policy of ``pairwise simulate`` (:mod:`edueval.pairwise.
 
 * per item and panel (``adaptive``: participants of even and odd invite number pair from their
   own judgements, two independent streams; ``adaptive-shared``: one), pairs are made in rounds
-  that compare every agent once -- exposure balanced -- the ``n``-th pair of the stream being
-  the next pair of round ``n // (k // 2)``; the round's order is drawn from
-  ``(seed, item, panel, round)``, so the same history gives the same pairs;
+  that compare every agent once -- exposure balanced -- each new pair the next one of the
+  current round (:func:`~edueval.pairwise.pairing.next_in_stream`); the round's order is drawn
+  from ``(seed, item, panel, round)``, so the same history gives the same pairs;
 * the first ``random_rounds`` rounds are random; then each anchor takes the free partner with
   the closest estimate (most information), preferring one not met before, and never a pair the
-  participant has judged already where another is free;
+  participant has judged already while another is possible (if the round's free agents hold
+  only such pairs, the round is closed early and a new one begun);
 * the estimates are a penalised ML fit (:func:`~edueval.pairwise.pairing.fit_estimates`) of the
   answers to the pairing question stored for that item and panel, refreshed every
   ``refit_every`` judgements: the fit for ``m`` judgements uses the first ``m`` stored (by
@@ -78,7 +79,8 @@ class _Stream:
     """What a host knows of one stream's pairs (places ``0 .. len(pairs) - 1``)."""
 
     pairs: list[tuple[int, int]]
-    who: list[int]  # the participant of each pair
+    rounds: list[int]
+    mine: dict[int, list[tuple[int, int]]]  # each participant's pairs
     met: np.ndarray
 
 
@@ -119,7 +121,7 @@ class AdaptivePairer:
         return {
             "count": select(func.count()).select_from(judged.subquery()),
             "judged": judged.order_by(r.id).limit(bindparam("m")),
-            "stream": select(t.pair_seq, t.first, t.second, t.participant_id)
+            "stream": select(t.pair_seq, t.first, t.second, t.participant_id, t.pairing_round)
             .where(t.item_id == bindparam("item"), t.panel == bindparam("panel"),
                    t.pair_seq >= bindparam("seq"))
             .order_by(t.pair_seq),
@@ -185,16 +187,17 @@ class AdaptivePairer:
         stream's lock, so places are complete)."""
         key = (item, panel)
         k = len(self.agents[item])
-        stream = self._streams.setdefault(key, _Stream([], [], np.zeros((k, k))))
+        stream = self._streams.setdefault(key, _Stream([], [], {}, np.zeros((k, k))))
         index = {x: n for n, x in enumerate(self.agents[item])}
         rows = c.execute(self._sql["stream"], {"item": item, "panel": panel,
                                                "seq": len(stream.pairs)}).all()  # fmt: skip
-        for seq, first, second, who in rows:
+        for seq, first, second, who, rnd in rows:
             if seq != len(stream.pairs):  # not contiguous: read it all again
                 raise _Gap(f"pairs of item {item!r} panel {panel} skip place {seq}")
             i, j = index[first], index[second]
             stream.pairs.append((i, j))
-            stream.who.append(who)
+            stream.rounds.append(rnd)
+            stream.mine.setdefault(who, []).append((i, j))
             stream.met[i, j] += 1
             stream.met[j, i] += 1
         return stream
@@ -207,7 +210,7 @@ class AdaptivePairer:
             c.execute(self._sql["write_lock"], {"aid": a["id"]})
 
     def _choose_once(self, a: dict[str, Any], fit: _Fit) -> dict[str, Any]:
-        from ..pairwise.pairing import next_pair, round_of
+        from ..pairwise.pairing import next_in_stream
 
         item, panel = a["item_id"], a["panel"]
         agents = self.agents[item]
@@ -216,23 +219,16 @@ class AdaptivePairer:
             self._lock_stream(c, a)
             stream = self._stream(c, item, panel)
             seq = len(stream.pairs)
-            rnd, sit_out = round_of(seq, k)
-            start = seq - seq % max(1, k // 2)
-            free = np.ones(k, dtype=bool)
-            for i, j in stream.pairs[start:]:
-                free[[i, j]] = False
-            if sit_out is not None:
-                free[sit_out] = False
             avoid = np.zeros((k, k), dtype=bool)  # the pairs this participant has had
-            for (x, y), who in zip(stream.pairs, stream.who, strict=True):
-                if who == a["participant_id"]:
-                    avoid[x, y] = avoid[y, x] = True
-            entropy = [self.study.seed, self.item_no[item], panel, rnd]
-            order = np.random.default_rng(entropy).permutation(k)
-            adaptive = rnd >= self.policy.random_rounds
-            pair = next_pair(order, free, fit.est if adaptive else None, stream.met, avoid)
-            if pair is None:  # cannot happen with >= 2 agents; said plainly if it does
-                raise RuntimeError(f"no free pair in round {rnd} of item {item!r}")
+            for x, y in stream.mine.get(a["participant_id"], []):
+                avoid[x, y] = avoid[y, x] = True
+            base = [self.study.seed, self.item_no[item], panel]
+            pair, rnd = next_in_stream(
+                k, stream.pairs, stream.rounds,
+                lambda r: np.random.default_rng([*base, r]).permutation(k),
+                fit.est, stream.met, avoid, self.policy.random_rounds,
+            )  # fmt: skip
+            entropy = [*base, rnd]
             i, j = pair
             if np.random.default_rng([*entropy, seq, 1]).random() < 0.5:
                 i, j = j, i  # the side shown first
@@ -242,7 +238,7 @@ class AdaptivePairer:
                       "est_second": _num(fit.est[j]), "se_second": _num(fit.se[j]),
                       "chosen_at": _dt.datetime.now(_dt.UTC)}  # fmt: skip
             done = c.execute(self._sql["store"],
-                             {"aid": a["id"], **{f"v_{k}": v for k, v in values.items()}})  # fmt: skip
+                             {"aid": a["id"], **{f"v_{n}": v for n, v in values.items()}})  # fmt: skip
             if done.rowcount == 0:  # chosen meanwhile (the same slot opened twice): that pair
                 return {**a, **c.execute(self._sql["row"], {"aid": a["id"]}).mappings().one()}
         return {**a, **values}  # the stream's cache reads it back with the next choice
