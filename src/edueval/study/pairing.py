@@ -117,7 +117,7 @@ class AdaptivePairer:
             .where(t.item_id == bindparam("item"), t.panel == bindparam("panel"),
                    t.pair_seq.is_not(None), r.question == self.question)
         )  # fmt: skip
-        values = {c: bindparam(f"v_{c}") for c in _CHOSEN}
+        values: dict[str, Any] = {c: bindparam(f"v_{c}") for c in _CHOSEN}
         return {
             "count": select(func.count()).select_from(judged.subquery()),
             "judged": judged.order_by(r.id).limit(bindparam("m")),
