@@ -358,31 +358,42 @@ def test_two_hosts_choosing_at_once_give_each_place_once(tmp_path, db_url, hosts
     assert all(stored.set_index("id").loc[i, "pair_seq"] == q for i, q in seq.items())
 
 
+def _answer_all(study, db_url, token) -> pd.DataFrame:
+    app = create_app(study, db_url, ADMIN)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        p = Participant(client, f"http://t/p/{token}")
+        r = p.consent() if "Consent" in p.get().text else p.get()
+        if "Practice item" in r.text:
+            r = p.answer_current(r, {"q0": "second", "q1": "second"})
+        while "/a/" in str(r.url):
+            r = p.answer_current(r, {"q0": "first", "q1": "tie"})
+        df = app.state.db.export()
+    app.state.db.close()
+    return df
+
+
 def test_an_older_database_gets_the_pairing_columns(tmp_path, db_url, cli):
-    """A database made before adaptive pairing (no pairing columns): opened again, it gets them
-    (its pairs read as random) and the export carries them."""
+    """A database made before adaptive pairing (no pairing columns): `study export` reads it as
+    it is; a host that opens it adds the columns (its pairs read as random)."""
     path = comparative_study(tmp_path / "s")
     study = load_study(path)
     db = StudyDB(study, db_url)
-    token = db.invite(["ann"])[0]["token"]
+    ann, bob = (r["token"] for r in db.invite(["ann", "bob"]))
     db.close()
+    _answer_all(study, db_url, ann)
     engine = create_engine(db_url)
     with engine.begin() as c:  # back to the tables of before
         c.execute(text("DROP INDEX uq_assignment_pair"))
         for col in PAIRING_COLUMNS:
             c.execute(text(f'ALTER TABLE assignments DROP COLUMN "{col.name}"'))
     engine.dispose()
-    app = create_app(study, db_url, ADMIN)
-    with TestClient(app, raise_server_exceptions=False) as client:
-        p = Participant(client, f"http://t/p/{token}")
-        r = p.consent()
-        r = p.answer_current(r, {"q0": "second", "q1": "second"})  # the practice item
-        while "/a/" in str(r.url):
-            r = p.answer_current(r, {"q0": "first", "q1": "tie"})
-        df = app.state.db.export()
-    app.state.db.close()
-    assert len(df) == 3 * 2
-    assert (df["pairing"] == "random").all() and df["est_first"].isna().all()
+    r = cli("study", "export", path, "--db", db_url, "--out", tmp_path / "before")
+    assert r.code == 0, r.err
+    before = pd.read_csv(tmp_path / "before" / "comparisons.csv")
+    assert len(before) == 3 * 2 and (before["pairing"] == "random").all()
+    assert before["est_first"].isna().all()
+    df = _answer_all(study, db_url, bob)  # a host opens it: the columns come back
+    assert len(df) == 2 * 3 * 2 and (df["pairing"] == "random").all()
     if db_url.startswith("sqlite"):
         cols = {r[1] for r in sqlite3.connect(db_url.removeprefix("sqlite:///")).execute(
             "PRAGMA table_info(assignments)")}  # fmt: skip

@@ -532,13 +532,23 @@ class StudyDB:
                 "responses": count(responses),
             }
 
+    def _pairing_columns(self) -> list[Any]:
+        """The pairing columns to export; empty ones (NULL) for a database of an older edueval
+        that no ``study serve`` has opened since (``study export`` reads, never alters)."""
+        from sqlalchemy import inspect, null
+
+        have = {col["name"] for col in inspect(self.engine).get_columns(assignments.name)}
+        return [assignments.c[c.name] if c.name in have else null().label(c.name)
+                for c in PAIRING_COLUMNS if c.name != "chosen_at"]  # fmt: skip
+
     def export(self) -> pd.DataFrame:
         """The answers as the table the analysis reads (see :func:`export_table`)."""
+        pairing = self._pairing_columns()
         with self.engine.connect() as c:
             rows = c.execute(
                 select(participants.c.label, participants.c.idx, assignments.c.position,
                        assignments.c.item_id, assignments.c.first, assignments.c.second,
-                       *(assignments.c[c.name] for c in PAIRING_COLUMNS if c.name != "chosen_at"),
+                       *pairing,
                        responses.c.question, responses.c.value, responses.c.first_click_s,
                        responses.c.last_click_s, responses.c.submit_s, responses.c.submitted_at,
                        responses.c.n_submits)
