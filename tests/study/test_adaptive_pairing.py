@@ -358,6 +358,20 @@ def test_two_hosts_choosing_at_once_give_each_place_once(tmp_path, db_url, hosts
     assert all(stored.set_index("id").loc[i, "pair_seq"] == q for i, q in seq.items())
 
 
+def test_slots_invited_adaptive_keep_their_policy_after_the_study_changes_it(tmp_path):
+    path = cj_study(tmp_path / "s")
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    db = StudyDB(load_study(path), url)
+    token = db.invite(["ann"])[0]["token"]
+    db.close()
+    cfg = yaml.safe_load(path.read_text())
+    cfg["pairing"] = "random"  # the researcher switches back; ann's slots have no pair yet
+    path.write_text(yaml.safe_dump(cfg))
+    df = _answer_all(load_study(path), url, token)
+    assert len(df) == PER and (df["pairing"] == "adaptive").all()
+    assert sorted(df["pair_seq"]) == list(range(PER))
+
+
 def _answer_all(study, db_url, token) -> pd.DataFrame:
     app = create_app(study, db_url, ADMIN)
     with TestClient(app, raise_server_exceptions=False) as client:
@@ -366,6 +380,7 @@ def _answer_all(study, db_url, token) -> pd.DataFrame:
         if "Practice item" in r.text:
             r = p.answer_current(r, {"q0": "second", "q1": "second"})
         while "/a/" in str(r.url):
+            assert r.status_code == 200, r.text[:300]
             r = p.answer_current(r, {"q0": "first", "q1": "tie"})
         df = app.state.db.export()
     app.state.db.close()

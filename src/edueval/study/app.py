@@ -218,7 +218,19 @@ class _Site:
     def __init__(self, study: Study, db: StudyDB) -> None:
         self.study = study
         self.db = db
-        self.pairer = AdaptivePairer(study, db.engine) if study.pairing.adaptive else None
+        self._pairers: dict[str, AdaptivePairer] = {}
+        if study.pairing.adaptive:  # made now: it loads the pairwise package (a second or two)
+            self._pairers[study.pairing.policy] = AdaptivePairer(study, db.engine)
+
+    def paired(self, a: dict[str, Any]) -> dict[str, Any]:
+        """Slot ``a`` with its pair: an adaptive slot gets it now, when first opened, under the
+        policy it was invited with (the study's, unless ``study.yaml`` changed since)."""
+        if a["first"] is not None or self.study.kind != "comparative":
+            return a
+        policy = a["pairing"] if a["pairing"] not in (None, "random") else self.study.pairing.policy
+        if policy not in self._pairers:
+            self._pairers[policy] = AdaptivePairer(self.study, self.db.engine, policy)
+        return self._pairers[policy].choose(a)
 
     def page(self, request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         resp = _TEMPLATES.TemplateResponse(request, name, {"study": self.study, **ctx},
@@ -370,8 +382,7 @@ def _add_assignment_routes(app: FastAPI, site: _Site) -> None:
             return RedirectResponse(f"/p/{token}", 303)
         if study.practice is not None and p["practice_done_at"] is None:
             return RedirectResponse(f"/p/{token}/practice", 303)
-        if a["first"] is None and site.pairer is not None:  # adaptive: the pair chosen now
-            a = site.pairer.choose(a)
+        a = site.paired(a)  # adaptive: the pair chosen now
         return site.item_page(request, p, item, a)
 
     @app.post("/p/{token}/a/{aid}")

@@ -34,7 +34,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -87,12 +87,14 @@ class _Stream:
 class AdaptivePairer:
     """Chooses the pairs of one study's adaptive slots (see the module docstring)."""
 
-    def __init__(self, study: Study, engine: Any) -> None:
+    def __init__(self, study: Study, engine: Any, policy: str | None = None) -> None:
+        """``policy``: pair under this policy with the study's other pairing settings (slots
+        invited under an adaptive policy, opened after ``study.yaml`` changed it)."""
         from ..pairwise.pairing import PANELS
 
         self.study = study
         self.engine = engine
-        self.policy = study.pairing
+        self.policy = study.pairing if policy is None else replace(study.pairing, policy=policy)
         self.panels = PANELS[self.policy.policy]
         self.question = self.policy.question or study.questions[0]["id"]
         self.agents = {i["id"]: sorted(i["replies"]) for i in study.items}
