@@ -16,6 +16,14 @@ value the one that participant sent.  The client runs on the same machine as the
     python benchmarks/study_load.py                          # 200 participants x 10 items
     python benchmarks/study_load.py --participants 50 --per 5
     python benchmarks/study_load.py --workers 2   # same app, uvicorn --workers 2 (not `serve`)
+    python benchmarks/study_load.py --pairing random --pairing adaptive   # both, one run each,
+                                                  # and the ratio of their submissions/s
+    python benchmarks/study_load.py --items 1 --agents 30 --pairing random --pairing adaptive
+
+``--pairing`` sets ``pairing:`` in ``study.yaml`` (``adaptive``: each slot's pair is chosen when
+the participant opens it, from estimates refitted every ``--refit-every`` judgements); under
+it the export must also give every participant's slot a pair and every place of an item's
+stream of pairs once.  Answers are checked per (participant, item, pair shown).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import os
 import platform
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -45,14 +54,24 @@ AGENTS = ("teacher", "model_a", "model_b")
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 ACTION = re.compile(r'<form method="post" action="([^"]+)"')
 EDUEVAL = [sys.executable, "-m", "edueval"]
+SHOWN = re.compile(r"(\w+) says &lt;b&gt;")  # the reply text, HTML-escaped
 
 
-def comparative_study(folder: Path, n_items: int, per: int) -> Path:
-    """The study of the tests' ``comparative_study`` (sizes as given)."""
+def comparative_study(
+    folder: Path,
+    n_items: int,
+    per: int,
+    n_agents: int = 3,
+    pairing: str = "random",
+    refit_every: int = 10,
+) -> Path:
+    """The study of the tests' ``comparative_study`` (sizes as given; more than three agents
+    are named ``agent03``, ...)."""
     folder.mkdir(parents=True, exist_ok=True)
+    agents = list(AGENTS[:n_agents]) + [f"agent{j:02d}" for j in range(3, n_agents)]
     items = [
         {"id": f"item{i}", "context": [{"speaker": "student", "text": f"Is {i} + {i} = {2 * i}?"}],
-         "replies": {a: f"{a} says <b>{i}</b>" for a in AGENTS}}
+         "replies": {a: f"{a} says <b>{i}</b>" for a in agents}}
         for i in range(n_items)
     ]  # fmt: skip
     (folder / "items.jsonl").write_text("".join(json.dumps(x) + "\n" for x in items))
@@ -62,6 +81,7 @@ def comparative_study(folder: Path, n_items: int, per: int) -> Path:
         "questions": [{"id": "teacher-like", "text": "Which is more like a teacher?"},
                       {"id": "helpful", "text": "Which helps more?"}],
         "practice": {"context": "practice context", "replies": {"x": "good", "y": "bad"}},
+        "pairing": {"policy": pairing, "refit_every": refit_every},
     }  # fmt: skip
     (folder / "study.yaml").write_text(yaml.safe_dump(cfg))
     return folder / "study.yaml"
@@ -85,7 +105,7 @@ class Stats:
         self.get: list[float] = []
         self.post: list[float] = []
         self.submits = 0
-        self.sent: dict[tuple[str, str], dict[str, str]] = {}
+        self.sent: dict[tuple[str, str, str, str], dict[str, str]] = {}
         self.errors: list[str] = []
 
 
@@ -118,8 +138,9 @@ async def participant(base: str, label: str, link: str, stats: Stats, gate: asyn
             if "/a/" in loc:
                 pos = int(re.search(r"Item (\d+) of", r.text).group(1))
                 item = "item" + re.search(r"Is (\d+) \+", r.text).group(1)
+                first, second = SHOWN.findall(r.text)[:2]
                 data = answers_of(label, pos)
-                stats.sent[(label, item)] = dict(data)
+                stats.sent[(label, item, first, second)] = dict(data)
             else:  # practice: not recorded
                 data = {"q0": "first", "q1": "first"}
             data.update(csrf=csrf, first_click="1.0", last_click="2.0", submit="3.0")
@@ -170,11 +191,32 @@ def main() -> int:
     ap.add_argument("--per", type=int, default=10, help="items per participant")
     ap.add_argument("--workers", type=int, default=1,
                     help="server processes: edueval study serve --workers N")  # fmt: skip
+    ap.add_argument("--agents", type=int, default=3, help="agents (replies) per item")
+    ap.add_argument("--pairing", action="append", choices=("random", "adaptive", "adaptive-shared"),
+                    help="pairing policy; repeat to run each in turn (default: random)")  # fmt: skip
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the policies this many times, interleaved")  # fmt: skip
+    ap.add_argument("--refit-every", type=int, default=10, help="pairing: refit_every")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args()
+    pairings = args.pairing or ["random"]
+    runs = [run_once(args, p) for _ in range(args.repeat) for p in pairings]  # interleaved
+    if len(pairings) > 1:  # each run against the random run just before it (or the first run)
+        base = runs[0]
+        for res in runs:
+            base = res if res["pairing"] == "random" else base
+            res["submissions_per_s_vs_random"] = round(
+                res["submissions_per_s"] / max(base["submissions_per_s"], 1e-9), 3
+            )
+    print(json.dumps(runs if len(runs) > 1 else runs[0], indent=2))
+    return 0 if all(r["export_ok"] for r in runs) else 1
 
+
+def run_once(args: argparse.Namespace, pairing: str) -> dict:
+    """One load run of a fresh study under ``pairing``: the measured figures and checks."""
     tmp = Path(tempfile.mkdtemp(prefix="study-load-"))
-    study = comparative_study(tmp / "study", args.items, args.per)
+    study = comparative_study(tmp / "study", args.items, args.per, args.agents, pairing,
+                              args.refit_every)  # fmt: skip
     db = f"sqlite:///{tmp / 'study.db'}"
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -235,18 +277,29 @@ def main() -> int:
     t_export = time.perf_counter() - t
     df = pd.read_csv(out / "comparisons.csv", keep_default_na=False)
     n_q = 2
-    expected = args.participants * min(args.per, args.items * 3) * n_q
-    dups = int(df.duplicated(["rater", "item", "attribute"]).sum())
-    # every stored value is the one the participant sent for that item and question
+    n_units = args.items * args.agents * (args.agents - 1) // 2
+    expected = args.participants * min(args.per, n_units) * n_q
+    dups = int(df.duplicated(["rater", "item", "first", "second", "attribute"]).sum())
+    # every stored value is the one the participant sent for that item, pair and question
     qkey = {"teacher-like": "q0", "helpful": "q1"}
     wrong = sum(
-        stats.sent.get((r.rater, r.item), {}).get(qkey[r.attribute]) != r.outcome
+        stats.sent.get((r.rater, r.item, r.first, r.second), {}).get(qkey[r.attribute]) != r.outcome
         for r in df.itertuples()
     )
+    places_ok = True
+    if pairing != "random":  # every slot paired once; each place of a stream taken once
+        with sqlite3.connect(tmp / "study.db") as con:
+            slots = pd.read_sql("SELECT item_id, panel, pair_seq, first FROM assignments", con)
+        places_ok = bool(slots["first"].notna().all()) and all(
+            sorted(g["pair_seq"]) == list(range(len(g)))
+            for _, g in slots.groupby(["item_id", "panel"])
+        )
 
     complete = len(per_participant)
     submits = stats.submits
     res = {
+        "pairing": pairing,
+        "agents_per_item": args.agents,
         "participants": args.participants,
         "completed": complete,
         "items_per_participant": args.per,
@@ -276,7 +329,12 @@ def main() -> int:
         "export_expected": expected,
         "export_duplicates": dups,
         "export_values_not_as_sent": int(wrong),
-        "export_ok": len(df) == expected and dups == 0 and wrong == 0 and not stats.errors,
+        "adaptive_places_ok": places_ok,
+        "export_ok": len(df) == expected
+        and dups == 0
+        and wrong == 0
+        and not stats.errors
+        and places_ok,
         "load_avg_before": [round(x, 2) for x in load_before],
         "load_avg_1min_during": [round(min(loads), 2), round(max(loads), 2)] if loads else None,
         "load_avg_after": [round(x, 2) for x in load_after],
@@ -286,12 +344,11 @@ def main() -> int:
         "date": dt.date.today().isoformat(),
         "tmp": str(tmp),
     }
-    print(json.dumps(res, indent=2))
     if not args.keep:
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if res["export_ok"] else 1
+    return res
 
 
 if __name__ == "__main__":

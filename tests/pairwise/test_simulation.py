@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from edueval.pairwise.pairing import round_pairs
 from edueval.pairwise.simulation import (
     SimulationConfig,
-    _adaptive_round,
     judgements_to_reach,
     simulate,
 )
@@ -45,16 +45,16 @@ def test_adaptive_coin_flips_inflate_ssr_but_not_the_panel_split_half():
 def test_adaptive_round_pairs_neighbours_once_each():
     rng = np.random.default_rng(0)
     est = np.array([0.0, 5.0, 0.1, 5.1, -3.0, -3.2])
-    pairs = _adaptive_round(est, np.zeros((6, 6)), rng, None)
+    pairs = round_pairs(6, rng, None, est, np.zeros((6, 6)))
     assert sorted(tuple(sorted(p)) for p in pairs) == [(0, 2), (1, 3), (4, 5)]
     # a pair already met is avoided unless the greedy order leaves no one else
     met = np.zeros((6, 6))
     met[0, 2] = met[2, 0] = 1
-    rounds = [_adaptive_round(est, met, rng, None) for _ in range(60)]
+    rounds = [round_pairs(6, rng, None, est, met) for _ in range(60)]
     repeats = sum((0, 2) in [tuple(sorted(p)) for p in r] for r in rounds)
     assert repeats < 45  # without the preference it would be all 60
     assert all(sorted(x for p in r for x in p) == list(range(6)) for r in rounds)
-    odd = _adaptive_round(est[:5], np.zeros((5, 5)), rng, sit_out=4)
+    odd = round_pairs(5, rng, 4, est[:5], np.zeros((5, 5)))
     assert sorted(x for p in odd for x in p) == [0, 1, 2, 3]
 
 

@@ -18,7 +18,10 @@ ADMIN = "admin-token-0123456789"
 AGENTS = ("teacher", "model_a", "model_b")
 
 
-def comparative_study(folder: Path, n_items: int = 4, per: int = 3) -> Path:
+def comparative_study(
+    folder: Path, n_items: int = 4, per: int = 3, pairing: str | dict | None = None
+) -> Path:
+    """``n_items`` items of three agents; ``pairing``: the ``pairing:`` setting, if any."""
     folder.mkdir(parents=True, exist_ok=True)
     items = [
         {"id": f"item{i}", "context": [{"speaker": "student", "text": f"Is {i} + {i} = {2 * i}?"}],
@@ -33,6 +36,8 @@ def comparative_study(folder: Path, n_items: int = 4, per: int = 3) -> Path:
                       {"id": "helpful", "text": "Which helps more?"}],
         "practice": {"context": "practice context", "replies": {"x": "good", "y": "bad"}},
     }  # fmt: skip
+    if pairing is not None:
+        cfg["pairing"] = pairing
     (folder / "study.yaml").write_text(yaml.safe_dump(cfg))
     return folder / "study.yaml"
 

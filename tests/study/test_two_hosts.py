@@ -24,7 +24,7 @@ import pytest
 from sqlalchemy import create_engine, func, select
 
 from edueval.study import StudyDB, load_study
-from edueval.study.db import participants, responses
+from edueval.study.db import assignments, participants, responses
 
 from .conftest import ADMIN, comparative_study, empty_pg_url
 from .test_browser import _free_port
@@ -156,8 +156,13 @@ def _check_export(study: Path, url: str, out: Path, sent: dict) -> pd.DataFrame:
     return df
 
 
-def test_two_hosts_one_postgresql_200_participants(tmp_path, pg_url):
-    study = comparative_study(tmp_path / "study", n_items=N_ITEMS, per=PER)
+@pytest.mark.parametrize("pairing", ["random", "adaptive"])
+def test_two_hosts_one_postgresql_200_participants(tmp_path, pg_url, pairing):
+    """Under adaptive pairing the hosts also choose the pairs as participants open their slots
+    (the items' streams shared through the database): every slot gets one pair, each place of
+    a stream is taken once, and no answer is lost."""
+    study = comparative_study(tmp_path / "study", n_items=N_ITEMS, per=PER,
+                              pairing={"policy": pairing, "refit_every": 3})  # fmt: skip
     procs, bases = _serve_two(study, pg_url)  # both create the tables, at once
     sent: dict = {}
     try:
@@ -178,12 +183,18 @@ def test_two_hosts_one_postgresql_200_participants(tmp_path, pg_url):
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=30)
-    _check_export(study, pg_url, tmp_path / "export", sent)
+    df = _check_export(study, pg_url, tmp_path / "export", sent)
+    assert (df["pairing"] == pairing).all()
     engine = create_engine(pg_url)
     with engine.connect() as c:  # each double submission reached the database twice, as one row
         doubles = c.execute(select(func.count()).where(responses.c.n_submits == 2)).scalar_one()
+        slots = pd.DataFrame(c.execute(select(assignments)).mappings().all())
     engine.dispose()
     assert doubles == len(range(0, N_PARTICIPANTS, 4)) * PER * len(QUESTIONS)
+    if pairing == "adaptive":  # every slot paired once, the places of each stream 0, 1, 2, ...
+        assert slots["first"].notna().all() and (slots["first"] != slots["second"]).all()
+        for _, stream in slots.groupby(["item_id", "panel"]):
+            assert sorted(stream["pair_seq"]) == list(range(len(stream)))
 
 
 def _at_once(n: int, work) -> list:

@@ -7,7 +7,7 @@ with an odd number one object sits out, in turn), so exposure stays balanced und
 The option shown first is drawn at random; judge ``n mod n_judges`` makes the ``n``-th judgement;
 an honest judge prefers ``i`` over ``j`` with probability ``logistic(theta_i - theta_j)``.
 
-Pairing policies:
+Pairing policies (:mod:`.pairing`, the same code the study app pairs with):
 
 * ``random`` -- each round a uniformly random perfect matching (the balanced random design);
 * ``adaptive`` -- after ``random_rounds`` random rounds, each round pairs objects from the current
@@ -43,22 +43,22 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from .design import Design, _observed_pairs
-from .ml import fit_ml_design
+from .pairing import PANELS, POLICIES, array_design, fit_estimates, round_pairs
 from .reliability import VAR_DDOF, spearman_brown, ssr
 
 __all__ = [
     "PAIRINGS",
     "SimulationConfig",
+    "array_design",
     "SimulationResults",
     "judgements_to_reach",
     "simulate",
     "simulate_study",
 ]
 
-#: pairing policies: random; adaptive in two independent panels (the default adaptive design);
-#: adaptive-shared, one adaptive stream from all judgements (as adaptive CJ services run it)
-PAIRINGS = ("random", "adaptive", "adaptive-shared")
+#: pairing policies (:data:`.pairing.POLICIES`): random; adaptive in two independent panels (the
+#: default adaptive design); adaptive-shared, one adaptive stream from all judgements
+PAIRINGS = POLICIES
 
 
 @dataclass(frozen=True)
@@ -123,66 +123,10 @@ class SimulationConfig:
             raise ValueError(f"target must be between 0 and 1; got {self.target}")
 
 
-def array_design(first: np.ndarray, second: np.ndarray, won_first: np.ndarray, k: int) -> Design:
-    """One group's :class:`Design` straight from arrays of object indices and outcomes."""
-    w1 = won_first.astype(float)
-    g = np.zeros(len(first), dtype=np.int64)
-    pg, pi, pj, pw1, pw2 = _observed_pairs(g, first, second, w1, 1.0 - w1, k)
-    n_agent = (np.bincount(first, minlength=k) + np.bincount(second, minlength=k))[None]
-    return Design(
-        groups=("item",),
-        keys=pd.DataFrame({"item": ["sim"]}),
-        agents=np.arange(k).astype(object),
-        pair_group=pg,
-        pair_first=pi,
-        pair_second=pj,
-        pair_w1=pw1,
-        pair_w2=pw2,
-        present=np.ones((1, k), dtype=bool),
-        n_comparisons=np.array([len(first)]),
-        n_ties=np.zeros(1, dtype=np.int64),
-        n_agent=n_agent,
-    )
-
-
 def _fit(
     first, second, won, k: int, ridge: float, init: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    design = array_design(first, second, won, k)
-    est = fit_ml_design(
-        design, ridge=ridge, order_effect=False, init=None if init is None else init[None]
-    )
-    return est.alpha[0], est.se[0]
-
-
-def _adaptive_round(
-    est: np.ndarray, met: np.ndarray, rng: np.random.Generator, sit_out: int | None
-) -> list[tuple[int, int]]:
-    """Greedy informative matching: each object (random order) takes the unpaired partner with
-    the closest estimate, preferring one it has not met."""
-    k = len(est)
-    free = np.ones(k, dtype=bool)
-    if sit_out is not None:
-        free[sit_out] = False
-    pairs = []
-    for a in rng.permutation(k):
-        if not free[a]:
-            continue
-        free[a] = False
-        cand = np.flatnonzero(free)
-        if len(cand) == 0:
-            free[a] = True
-            break
-        cost = np.abs(est[cand] - est[a]) + 1e3 * met[a, cand]
-        b = int(cand[np.argmin(cost)])
-        free[b] = False
-        pairs.append((int(a), b))
-    return pairs
-
-
-def _random_round(k: int, rng: np.random.Generator, sit_out: int | None) -> list[tuple[int, int]]:
-    order = [int(x) for x in rng.permutation(k) if x != sit_out]
-    return list(zip(order[0::2], order[1::2], strict=False))
+    return fit_estimates(first, second, won, k, ridge, init)
 
 
 def _split_half(first, second, won, judge, cfg: SimulationConfig, rng) -> float:
@@ -218,7 +162,7 @@ def simulate_study(cfg: SimulationConfig, pairing: str, seed: int) -> pd.DataFra
     second = np.empty(total, dtype=np.int64)
     won = np.empty(total, dtype=bool)
     judge = np.empty(total, dtype=np.int64)
-    panels = 2 if pairing == "adaptive" else 1
+    panels = PANELS[pairing]
     # panel p: judges p, p + panels, ...; it pairs from its own estimates (adaptive)
     members = [np.arange(p, cfg.n_judges, panels) for p in range(panels)]
     met = np.zeros((panels, k, k))
@@ -231,9 +175,9 @@ def simulate_study(cfg: SimulationConfig, pairing: str, seed: int) -> pd.DataFra
         own_round = rnd // panels
         sit_out = own_round % k if k % 2 else None
         if pairing != "random" and own_round >= cfg.random_rounds:
-            pairs = _adaptive_round(est[p], met[p], rng, sit_out)
+            pairs = round_pairs(k, rng, sit_out, est[p], met[p])
         else:
-            pairs = _random_round(k, rng, sit_out)
+            pairs = round_pairs(k, rng, sit_out)
         for a, b in pairs[: total - n]:
             if rng.random() < 0.5:
                 a, b = b, a  # the option shown first

@@ -26,6 +26,7 @@ from ..extras import ensure, missing
 from .config import Study
 from .db import StudyDB
 from .export import spreadsheet_safe
+from .pairing import AdaptivePairer
 
 try:
     from fastapi import FastAPI, Request
@@ -217,6 +218,19 @@ class _Site:
     def __init__(self, study: Study, db: StudyDB) -> None:
         self.study = study
         self.db = db
+        self._pairers: dict[str, AdaptivePairer] = {}
+        if study.pairing.adaptive:  # made now: it loads the pairwise package (a second or two)
+            self._pairers[study.pairing.policy] = AdaptivePairer(study, db.engine)
+
+    def paired(self, a: dict[str, Any]) -> dict[str, Any]:
+        """Slot ``a`` with its pair: an adaptive slot gets it now, when first opened, under the
+        policy it was invited with (the study's, unless ``study.yaml`` changed since)."""
+        if a["first"] is not None or self.study.kind != "comparative":
+            return a
+        policy = a["pairing"] if a["pairing"] not in (None, "random") else self.study.pairing.policy
+        if policy not in self._pairers:
+            self._pairers[policy] = AdaptivePairer(self.study, self.db.engine, policy)
+        return self._pairers[policy].choose(a)
 
     def page(self, request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         resp = _TEMPLATES.TemplateResponse(request, name, {"study": self.study, **ctx},
@@ -368,6 +382,7 @@ def _add_assignment_routes(app: FastAPI, site: _Site) -> None:
             return RedirectResponse(f"/p/{token}", 303)
         if study.practice is not None and p["practice_done_at"] is None:
             return RedirectResponse(f"/p/{token}/practice", 303)
+        a = site.paired(a)  # adaptive: the pair chosen now
         return site.item_page(request, p, item, a)
 
     @app.post("/p/{token}/a/{aid}")
@@ -378,6 +393,8 @@ def _add_assignment_routes(app: FastAPI, site: _Site) -> None:
             raise HTTPException(403)
         if study.practice is not None and p["practice_done_at"] is None:
             return RedirectResponse(f"/p/{token}/practice", 303)  # the practice comes first
+        if study.kind == "comparative" and a["first"] is None:  # no pair shown yet: show one
+            return RedirectResponse(f"/p/{token}/a/{aid}", 303)
         try:
             answers = _answers(study, item, form)
         except _Invalid as exc:

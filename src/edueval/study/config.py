@@ -11,6 +11,8 @@
     questions:                   # comparative: asked about every pair (id = attribute in export)
       - {id: help the student, text: Which reply helps the student more?}
     practice: {...}              # optional: one item of the study's kind, answers not stored
+    pairing: random              # comparative: random (default) | adaptive | adaptive-shared,
+                                 # or {policy, question, refit_every, random_rounds, ridge}
 
 Items by kind:
 
@@ -28,7 +30,8 @@ item ids, agents, question ids, MCQ students and questions -- are taken exactly 
 stays ``007``); no id is given twice (two questions with one id would each be answered and one
 answer would overwrite the other), nor a key twice in one YAML mapping or JSON object; unknown
 settings are refused with the nearest known one; ``seed`` is a whole number 0 ... 2**63 - 1 and
-``items_per_participant`` at least 1.  Each refusal is one line naming the file and line.
+``items_per_participant`` at least 1; ``pairing`` names a known policy (:class:`Pairing`).  Each
+refusal is one line naming the file and line.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from .inputs import (
     yaml_questions,
 )
 
-__all__ = ["ITEM_SCHEMAS", "Study", "load_study", "KINDS"]
+__all__ = ["ITEM_SCHEMAS", "KINDS", "Pairing", "Study", "load_study"]
 
 KINDS = ("comparative", "open", "mcq")
 
@@ -81,6 +84,31 @@ ITEM_SCHEMAS = {
 }  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Pairing:
+    """How a comparative study pairs the agents of an item (``pairing:`` in ``study.yaml``).
+
+    ``policy``: ``random`` (the default: every pair of every item laid out evenly when a
+    participant is invited, :func:`.db.assign_units`), or ``adaptive`` / ``adaptive-shared``
+    (:mod:`edueval.pairwise.pairing`, the policies of ``pairwise simulate``): the item of each
+    slot is laid out as under ``random``, but the pair is chosen only when the participant opens
+    the slot, from the estimates of the judgements stored so far (:mod:`.pairing`).
+    ``question``: the question whose answers the estimates are fitted on (default: the first);
+    ``refit_every``: judgements of an item between refits of its estimates; ``random_rounds``:
+    rounds of random pairs before the adaptive ones; ``ridge``: the fit's penalty (MAP under
+    N(0, 1/ridge))."""
+
+    policy: str = "random"
+    question: str | None = None
+    refit_every: int = 10
+    random_rounds: int = 2
+    ridge: float = 0.1
+
+    @property
+    def adaptive(self) -> bool:
+        return self.policy != "random"
+
+
 @dataclass
 class Study:
     path: Path
@@ -93,6 +121,7 @@ class Study:
     questions: list[dict[str, str]] = field(default_factory=list)
     practice: dict[str, Any] | None = None
     fingerprint: str = ""
+    pairing: Pairing = field(default_factory=Pairing)
 
     def item(self, item_id: str, student: str | None = None) -> dict[str, Any]:
         key = (student, item_id) if self.kind == "mcq" else item_id
@@ -125,7 +154,9 @@ def _fail(path: Path, msg: str, column: str | None = None) -> InputError:
 #: Keys ``study.yaml`` may hold; anything else (``item_per_participant``) is refused, naming the
 #: nearest known key, instead of being ignored.
 KEYS = ("title", "kind", "items", "items_per_participant", "seed", "consent", "questions",
-        "practice")  # fmt: skip
+        "practice", "pairing")  # fmt: skip
+#: Keys of a ``pairing:`` mapping (:class:`Pairing`).
+PAIRING_KEYS = ("policy", "question", "refit_every", "random_rounds", "ridge")
 
 #: Seeds are numpy ``SeedSequence`` entropy: a whole number 0 <= seed <= 2**63 - 1.
 MAX_SEED = 2**63 - 1
@@ -154,6 +185,59 @@ def _integer(path: Path, cfg: dict[str, Any], key: str, default: int, low: int, 
     if not low <= number <= high:
         raise _fail(path, f"{key} must be between {low} and {high:,}, got {number}", key)
     return number
+
+
+def _key_line(root: Any, key: str) -> int | None:
+    """The line of ``key`` in the top mapping of a composed ``study.yaml``."""
+    for k, _ in getattr(root, "value", []):
+        if getattr(k, "value", None) == key:
+            return k.start_mark.line + 1
+    return None
+
+
+def _pairing(path: Path, cfg: dict[str, Any], root: Any, kind: str,
+             questions: list[dict[str, str]]) -> Pairing:  # fmt: skip
+    """``pairing:`` of ``study.yaml`` (a policy name, or a mapping with ``policy``)."""
+    raw = cfg.get("pairing")
+    if raw is None:
+        return Pairing()
+    from ..pairwise.pairing import POLICIES
+
+    line = _key_line(root, "pairing")
+
+    def bad(msg: str) -> InputError:
+        return InputError(msg, file=path, line=line, column="pairing")
+
+    spec = {"policy": raw} if isinstance(raw, str) else raw
+    if not isinstance(spec, dict):
+        raise bad(f"expected a policy ({', '.join(POLICIES)}) or a mapping with 'policy'")
+    for key in spec:
+        if key not in PAIRING_KEYS:
+            near = difflib.get_close_matches(str(key), PAIRING_KEYS, n=1)
+            hint = (
+                f"; did you mean {near[0]!r}?" if near else f" (known: {', '.join(PAIRING_KEYS)})"
+            )
+            raise bad(f"unknown pairing setting {key!r}{hint}")
+    policy = spec.get("policy", "random")
+    if policy not in POLICIES:
+        near = difflib.get_close_matches(str(policy), POLICIES, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise bad(f"unknown pairing policy {policy!r}; {hint}(known: {', '.join(POLICIES)})")
+    if policy != "random" and kind != "comparative":
+        raise bad(f"pairing {policy!r} is for comparative studies; this one is {kind!r}")
+    ids = [q["id"] for q in questions]
+    question = spec.get("question")
+    if question is not None and str(question) not in ids:
+        raise bad(f"pairing question {question!r} is not a question id of the study "
+                  f"(known: {', '.join(ids)})")  # fmt: skip
+    ridge = spec.get("ridge", Pairing.ridge)
+    if isinstance(ridge, bool) or not isinstance(ridge, int | float) or not 0 < ridge <= 100:
+        raise bad(f"pairing ridge must be a number > 0 and <= 100, got {ridge!r}")
+    return Pairing(policy=policy, question=None if question is None else str(question),
+                   refit_every=_integer(path, spec, "refit_every", Pairing.refit_every, 1, 10**6),
+                   random_rounds=_integer(path, spec, "random_rounds", Pairing.random_rounds,
+                                          0, 10**6),
+                   ridge=float(ridge))  # fmt: skip
 
 
 def _read_items(path: Path, kind: str) -> Sequence[tuple[int | None, Any]]:
@@ -325,6 +409,7 @@ def load_study(path: str | Path) -> Study:
         if not isinstance(practice, dict) or kind == "mcq":
             raise _fail(path, "practice must be one item (comparative or open studies)", "practice")
         practice = _check_item(kind, dict(practice, id=practice.get("id", "practice")), path, None)
+    pairing = _pairing(path, cfg, root, kind, questions)
     fingerprint = hashlib.sha256(
         json.dumps([kind, items, questions], sort_keys=True).encode()
     ).hexdigest()[:16]
@@ -332,4 +417,4 @@ def load_study(path: str | Path) -> Study:
     return Study(path=path, title="Study" if title is None else str(title), kind=kind,
                  items=items, items_per_participant=per, seed=seed,
                  consent="" if consent is None else str(consent), questions=questions,
-                 practice=practice, fingerprint=fingerprint)  # fmt: skip
+                 practice=practice, fingerprint=fingerprint, pairing=pairing)  # fmt: skip

@@ -45,6 +45,7 @@ try:
         DateTime,
         Float,
         ForeignKey,
+        Index,
         Integer,
         MetaData,
         String,
@@ -64,6 +65,23 @@ except ImportError as exc:  # a core install: the study extra is not there
 __all__ = ["StudyDB", "default_db_url", "assign_units", "unit_layout"]
 
 metadata = MetaData()
+#: columns of ``assignments`` on how its pair was chosen: the policy (``random``: at invite time,
+#: :func:`assign_units`; adaptive: when the participant opens the slot, :mod:`.pairing`), the
+#: judge's panel, the pair's place in its item's (and panel's) stream and its round, and the
+#: estimates and standard errors of the two agents (``first`` as shown first) that it was chosen
+#: from, fitted on ``fitted_on`` judgements.  Exported beside each answer.
+PAIRING_COLUMNS = (
+    Column("pairing", String(32)),
+    Column("panel", Integer),
+    Column("pair_seq", Integer),
+    Column("pairing_round", Integer),
+    Column("fitted_on", Integer),
+    Column("est_first", Float),
+    Column("se_first", Float),
+    Column("est_second", Float),
+    Column("se_second", Float),
+    Column("chosen_at", DateTime(timezone=True)),
+)
 meta = Table("study_meta", metadata, Column("key", String(64), primary_key=True),
              Column("value", Text, nullable=False))  # fmt: skip
 participants = Table(
@@ -87,8 +105,15 @@ assignments = Table(
     Column("item_id", String(200), nullable=False),
     Column("first", String(200)),
     Column("second", String(200)),
+    # the pairing policy and, under an adaptive one, what the pair was chosen from (first/second
+    # stay empty until the participant opens the slot): see .pairing
+    *PAIRING_COLUMNS,
     UniqueConstraint("participant_id", "position", name="uq_assignment_position"),
 )
+#: one pair per place in an item's (and panel's) stream of adaptive pairs: two hosts choosing
+#: at once cannot both take the same place (also the index of the pair look-ups)
+Index("uq_assignment_pair", assignments.c.item_id, assignments.c.panel, assignments.c.pair_seq,
+      unique=True)  # fmt: skip
 responses = Table(
     "responses",
     metadata,
@@ -103,6 +128,21 @@ responses = Table(
     Column("n_submits", Integer, nullable=False, default=1),
     UniqueConstraint("assignment_id", "question", name="uq_response"),
 )
+
+
+def _migrate(c: Any) -> None:
+    """Bring a database made by an older edueval up to these tables, in the caller's transaction
+    (under the study's lock): the pairing columns of ``assignments`` (a row without them was
+    paired at random, and reads as ``random``) and their unique index."""
+    from sqlalchemy import inspect
+
+    have = {col["name"] for col in inspect(c).get_columns(assignments.name)}
+    for col in PAIRING_COLUMNS:
+        if col.name not in have:
+            kind = col.type.compile(dialect=c.dialect)
+            c.execute(text(f'ALTER TABLE {assignments.name} ADD COLUMN "{col.name}" {kind}'))
+    c.execute(text("CREATE UNIQUE INDEX IF NOT EXISTS uq_assignment_pair ON "
+                   f"{assignments.name} (item_id, panel, pair_seq)"))  # fmt: skip
 
 
 def default_db_url(study_path: str | Path) -> str:
@@ -272,6 +312,7 @@ class StudyDB:
                 with self.engine.begin() as c:
                     _serialised(c)
                     metadata.create_all(c)
+                    _migrate(c)
                 return
             except SQLAlchemyError:
                 if attempt == 1:
@@ -400,8 +441,15 @@ class StudyDB:
                 units = [(mine[i], None, None) for i in rng.permutation(len(mine))]
             else:
                 units = assign_units(self.study, idx, layout)
+            policy, panel = self.study.pairing.policy, None
+            if self.study.pairing.adaptive:  # the item of each slot now, its pair when opened
+                from ..pairwise.pairing import PANELS
+
+                units, panel = [(i, None, None) for i, _, _ in units], idx % PANELS[policy]
             rows += [{"participant_id": pid[label], "position": pos, "item_id": i, "first": a,
-                      "second": b} for pos, (i, a, b) in enumerate(units, start=1)]  # fmt: skip
+                      "second": b, "pairing": policy if self.study.kind == "comparative" else None,
+                      "panel": panel}
+                     for pos, (i, a, b) in enumerate(units, start=1)]  # fmt: skip
         if rows:
             c.execute(assignments.insert(), rows)
         return {p["label"]: p["token"] for p in people}
@@ -484,12 +532,23 @@ class StudyDB:
                 "responses": count(responses),
             }
 
+    def _pairing_columns(self) -> list[Any]:
+        """The pairing columns to export; empty ones (NULL) for a database of an older edueval
+        that no ``study serve`` has opened since (``study export`` reads, never alters)."""
+        from sqlalchemy import inspect, null
+
+        have = {col["name"] for col in inspect(self.engine).get_columns(assignments.name)}
+        return [assignments.c[c.name] if c.name in have else null().label(c.name)
+                for c in PAIRING_COLUMNS if c.name != "chosen_at"]  # fmt: skip
+
     def export(self) -> pd.DataFrame:
         """The answers as the table the analysis reads (see :func:`export_table`)."""
+        pairing = self._pairing_columns()
         with self.engine.connect() as c:
             rows = c.execute(
                 select(participants.c.label, participants.c.idx, assignments.c.position,
                        assignments.c.item_id, assignments.c.first, assignments.c.second,
+                       *pairing,
                        responses.c.question, responses.c.value, responses.c.first_click_s,
                        responses.c.last_click_s, responses.c.submit_s, responses.c.submitted_at,
                        responses.c.n_submits)
@@ -500,8 +559,15 @@ class StudyDB:
         return export_table(self.study, pd.DataFrame([dict(r) for r in rows]))
 
 
+#: the pairing columns of a comparative export, after the timing columns (see PAIRING_COLUMNS)
+EXPORT_PAIRING = ("pairing", "panel", "pairing_round", "pair_seq", "fitted_on", "est_first",
+                  "se_first", "est_second", "se_second")  # fmt: skip
+
+
 def export_table(study: Study, raw: pd.DataFrame) -> pd.DataFrame:
-    """``comparative`` -> ``item, attribute, rater, first, second, outcome`` (``pairwise fit``);
+    """``comparative`` -> ``item, attribute, rater, first, second, outcome`` (``pairwise fit``)
+    and how each pair was chosen (:data:`EXPORT_PAIRING`: the policy, the judge's panel, the
+    pair's round and place, and the two agents' estimates and SEs it was chosen from);
     ``open`` -> ``student, question, answer, correct_answer`` (P5 Phase 1);
     ``mcq`` -> ``student, question, chosen, position`` (``turing analyze``); all with timing
     columns ``first_click_s, last_click_s, submit_s`` (seconds after the page loaded)."""
@@ -510,7 +576,8 @@ def export_table(study: Study, raw: pd.DataFrame) -> pd.DataFrame:
         cols = {"comparative": ["item", "attribute", "rater", "first", "second", "outcome"],
                 "open": ["student", "question", "answer", "correct_answer"],
                 "mcq": ["student", "question", "chosen", "position"]}[study.kind]  # fmt: skip
-        return pd.DataFrame(columns=[*cols, *timing])
+        extra = list(EXPORT_PAIRING) if study.kind == "comparative" else []
+        return pd.DataFrame(columns=[*cols, *timing, *extra])
     if study.kind == "comparative":
         qorder = {q["id"]: n for n, q in enumerate(study.questions)}
         raw = raw.assign(_q=raw["question"].map(qorder)).sort_values(["idx", "position", "_q"])
@@ -531,4 +598,8 @@ def export_table(study: Study, raw: pd.DataFrame) -> pd.DataFrame:
                             "chosen": chosen, "position": raw["value"].astype(int)})  # fmt: skip
     for t in timing:
         out[t] = raw[t].to_numpy()
+    if study.kind == "comparative":  # how each pair was chosen (older databases: at random)
+        out["pairing"] = raw["pairing"].fillna("random").to_numpy()
+        for col in EXPORT_PAIRING[1:]:
+            out[col] = raw[col].to_numpy()
     return out.reset_index(drop=True)
