@@ -1,0 +1,98 @@
+"""Uniform results objects (issue 39, 5): every protocol's results object has ``summary()``,
+``to_frame()``, ``results()`` (the command's ``results.json`` less ``tables`` and ``status``) and
+``save(folder)``, which writes the folder the command writes -- the same files, the same tables
+and ``results.json``, and the same ``config.json`` up to its timestamps, versions and input files.
+
+Each test runs the command (in-process, :class:`~.conftest.Sandbox`), computes the same results
+in Python on the same inputs, saves them, and compares the two folders.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from edueval.results import RunResults
+
+from .conftest import assert_same
+
+#: config.json entries that differ between two runs of the same analysis by construction
+_RUN_BOUND = ("started", "finished", "inputs", "versions")
+
+
+def _files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+
+
+def assert_same_folder(saved: Path, command: Path, *, params_from_inputs: tuple[str, ...] = ()):
+    """``saved`` (``results.save``) holds what ``command``'s run folder holds: the same files,
+    equal tables (numbers to 1e-12) and results.json; config.json equal but for its run-bound
+    entries and ``params_from_inputs`` (parameters naming the command's input files)."""
+    assert _files(saved) == _files(command), (
+        f"save() wrote {sorted(_files(saved) ^ _files(command))} where the command did not "
+        "(or the reverse)"
+    )
+    for name in sorted(_files(command)):
+        a, b = saved / name, command / name
+        if name.endswith(".csv"):
+            x, y = pd.read_csv(a, keep_default_na=False), pd.read_csv(b, keep_default_na=False)
+            assert list(x.columns) == list(y.columns), name
+            assert_same(x.to_dict("list"), y.to_dict("list"), name)
+        elif name in ("results.json",):
+            assert_same(json.loads(a.read_text()), json.loads(b.read_text()), name)
+        elif name == "config.json":
+            x, y = json.loads(a.read_text()), json.loads(b.read_text())
+            for key in _RUN_BOUND:
+                x.pop(key, None), y.pop(key, None)
+            for key in params_from_inputs:
+                x["params"].pop(key, None), y["params"].pop(key, None)
+            assert x == y, f"config.json: {x} != {y}"
+        elif name.endswith((".jsonl", ".txt", ".yaml")):
+            assert a.read_text() == b.read_text(), name
+    assert "<html" in (saved / "report.html").read_text().lower()
+
+
+def check_results_object(res: RunResults, command: Path) -> None:
+    """summary(), to_frame(), results() of ``res``, results() against the command's
+    results.json."""
+    assert isinstance(res.summary(), str) and res.summary().strip()
+    assert "--" not in res.summary(), "a library summary() names no command-line flag"
+    assert isinstance(res.to_frame(), pd.DataFrame)
+    written = json.loads((command / "results.json").read_text())
+    assert_same(res.results(), {k: v for k, v in written.items() if k not in ("tables", "status")},
+                "results()")  # fmt: skip
+
+
+def save_and_compare(res: Any, command: Path, tmp: Path, **kw: Any) -> Path:
+    check_results_object(res, command)
+    saved = res.save(tmp / "saved")
+    assert saved == tmp / "saved"
+    assert_same_folder(saved, command, **kw)
+    return saved
+
+
+def test_items_analyze(sandbox, tmp_path):
+    from edueval.items import analyze_items
+
+    cli = sandbox.cli("items", "simulate", "--students", 40, "--seed", 2, "--out", "sim")
+    sandbox.cli("items", "analyze", cli / "sim/responses.csv", cli / "sim/items.jsonl",
+                "--out", "an")  # fmt: skip
+    res = analyze_items(cli / "sim/responses.csv", cli / "sim/items.jsonl")
+    save_and_compare(res, cli / "an", tmp_path)
+
+
+def test_save_refuses_a_folder_of_other_files(sandbox, tmp_path):
+    from edueval.io import InputError
+    from edueval.items import analyze_items
+
+    cli = sandbox.cli("items", "simulate", "--students", 20, "--seed", 2, "--out", "sim")
+    res = analyze_items(cli / "sim/responses.csv", cli / "sim/items.jsonl")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine/notes.txt").write_text("mine")
+    with pytest.raises(InputError, match="did not write"):
+        res.save(tmp_path / "mine")
+    assert (tmp_path / "mine/notes.txt").read_text() == "mine"
