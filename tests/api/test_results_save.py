@@ -96,3 +96,53 @@ def test_save_refuses_a_folder_of_other_files(sandbox, tmp_path):
     with pytest.raises(InputError, match="did not write"):
         res.save(tmp_path / "mine")
     assert (tmp_path / "mine/notes.txt").read_text() == "mine"
+
+
+@pytest.fixture
+def scores_csv(sandbox):
+    """Two small simulated 2PL score tables (wide CSV), with a group column in the first."""
+    import numpy as np
+
+    from edueval.items import simulate_irt
+
+    paths = []
+    for seed in (1, 2):
+        wide, _ = simulate_irt(np.linspace(0.7, 1.6, 6), np.linspace(-1, 1, 6), n_persons=160,
+                               seed=seed)  # fmt: skip
+        wide.index = [f"s{i:03d}" for i in range(len(wide))]
+        wide = wide.rename_axis("student").reset_index()
+        wide["sex"] = np.where(np.arange(len(wide)) % 2, "F", "M")
+        path = sandbox.cli_dir / f"scores{seed}.csv"
+        wide.drop(columns=[] if seed == 1 else ["sex"]).to_csv(path, index=False)
+        paths.append(path)
+    return paths
+
+
+def test_items_irt(sandbox, tmp_path, scores_csv):
+    from edueval.items import IRT, read_scores
+
+    cli = sandbox.cli("items", "irt", scores_csv[1], "--model", "rasch", "--out", "irt")
+    model = IRT(model="rasch").fit(read_scores(scores_csv[1]))
+    save_and_compare(model, cli / "irt", tmp_path)
+
+
+def test_items_irt_compare(sandbox, tmp_path, scores_csv):
+    from edueval.items import compare_irt, read_scores
+
+    real = scores_csv[0].with_name("real.csv")
+    pd.read_csv(scores_csv[0]).drop(columns="sex").to_csv(real, index=False)
+    cli = sandbox.cli("items", "irt-compare", real, scores_csv[1], "--out", "cmp")
+    cmp = compare_irt(read_scores(real), read_scores(scores_csv[1]))
+    save_and_compare(cmp, cli / "cmp", tmp_path)
+
+
+def test_items_dif(sandbox, tmp_path, scores_csv):
+    from edueval.items.dif import dif
+    from edueval.items.scores import load_scores
+
+    cli = sandbox.cli("items", "dif", scores_csv[0], "--group", "sex", "--out", "dif")
+    table = load_scores(scores_csv[0], keep=("sex",))
+    res = dif(table.scores, table.students["sex"])
+    # the group column and the table's layout are the command's (file) parameters
+    save_and_compare(res, cli / "dif", tmp_path,
+                     params_from_inputs=("group", "layout", "focal", "reference"))  # fmt: skip

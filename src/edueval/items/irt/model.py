@@ -18,6 +18,7 @@ import pandas as pd
 from scipy.special import expit
 
 from ...io import InputError
+from ...results import RunResults
 from ...kt.bkt.model import BaseEstimator, NotFittedError
 from ..scores import read_scores
 from . import engine as E
@@ -71,7 +72,7 @@ def as_response_matrix(data: Any, *, for_fit: bool = True) -> pd.DataFrame:
 
 
 @dataclass
-class IRTResults:
+class IRTResults(RunResults):
     """The fitted model: item table (slope-intercept and IRT form with standard errors and S-X2),
     person table (EAP and MAP with SEs), likelihood and M2 fit, information functions."""
 
@@ -122,6 +123,11 @@ class IRTResults:
     def to_frame(self) -> pd.DataFrame:
         """The item table (one row per item)."""
         return self.items.copy()
+
+    _writer = "edueval.items.irt_pipeline:save_irt"
+
+    def headline(self) -> dict:
+        return self.fit_dict()
 
     def fit_dict(self) -> dict:
         return {
@@ -374,6 +380,21 @@ class IRT(BaseEstimator):
     def summary(self) -> str:
         self._check_fitted()
         return self.results_.summary()
+
+    def to_frame(self) -> pd.DataFrame:
+        """The fitted item table (:meth:`IRTResults.to_frame`)."""
+        self._check_fitted()
+        return self.results_.to_frame()
+
+    def results(self) -> dict[str, Any]:
+        """``results.json`` of ``items irt`` (:meth:`IRTResults.results`)."""
+        self._check_fitted()
+        return self.results_.results()
+
+    def save(self, folder: Any, *, overwrite: bool = False) -> Any:
+        """The run folder ``items irt`` writes (:meth:`IRTResults.save`)."""
+        self._check_fitted()
+        return self.results_.save(folder, overwrite=overwrite)
 
     def __repr__(self) -> str:
         return f"IRT(model={self.model!r}, rasch_scale={self.rasch_scale!r}, se={self.se!r})"
