@@ -146,3 +146,38 @@ def test_items_dif(sandbox, tmp_path, scores_csv):
     # the group column and the table's layout are the command's (file) parameters
     save_and_compare(res, cli / "dif", tmp_path,
                      params_from_inputs=("group", "layout", "focal", "reference"))  # fmt: skip
+
+
+@pytest.fixture
+def kt_sim(sandbox):
+    return sandbox.cli("kt", "simulate", "--students", 40, "--skills", 2, "--opportunities", 8,
+                       "--seed", 3, "--out", "sim") / "sim"  # fmt: skip
+
+
+def test_kt_fit(sandbox, tmp_path, kt_sim):
+    from edueval.kt import BKT
+
+    cli = sandbox.cli("kt", "fit", kt_sim / "responses.csv", "--out", "fit")
+    model = BKT().fit(pd.read_csv(kt_sim / "responses.csv"))
+    # min_responses: the command leaves out skills with fewer responses; the library fits all
+    save_and_compare(model, cli / "fit", tmp_path, params_from_inputs=("min_responses",))
+
+
+def test_kt_fit_variant(sandbox, tmp_path, kt_sim):
+    from edueval.kt import BKT
+
+    cli = sandbox.cli("kt", "fit", kt_sim / "responses.csv", "--multilearn", "student",
+                      "--restarts", 2, "--out", "fit")  # fmt: skip
+    model = BKT(multilearn="student", n_restarts=2).fit(kt_sim / "responses.csv")
+    save_and_compare(model, cli / "fit", tmp_path, params_from_inputs=("min_responses",))
+
+
+def test_kt_evaluate(sandbox, tmp_path, kt_sim):
+    from edueval.kt import evaluate
+
+    cli = sandbox.cli("kt", "predict", kt_sim / "responses.csv", "--params",
+                      kt_sim / "params.csv", "--out", "pred")  # fmt: skip
+    sandbox.cli("kt", "evaluate", cli / "pred/predictions.csv", "--params", kt_sim / "params.csv",
+                "--out", "ev")  # fmt: skip
+    ev = evaluate(cli / "pred/predictions.csv", params=kt_sim / "params.csv")
+    save_and_compare(ev, cli / "ev", tmp_path, params_from_inputs=("params_file",))

@@ -358,6 +358,13 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def skill_sizes(df: pd.DataFrame, cols: Columns) -> pd.DataFrame:
+    """Per skill (index: the skill's name as text): ``n_responses`` and ``n_students``."""
+    return df.groupby(df[cols.skill].astype(str)).agg(
+        n_responses=(cols.correct, "size"), n_students=(cols.student, "nunique")
+    )
+
+
 def read_responses(
     data: str | Path | pd.DataFrame,
     columns: Columns | None = None,
