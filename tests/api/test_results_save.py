@@ -10,6 +10,7 @@ in Python on the same inputs, saves them, and compares the two folders.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from edueval.results import RunResults
 
 from .conftest import assert_same
 
+#: a command-line flag (``--draws``)
+FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
 #: config.json entries that differ between two runs of the same analysis by construction
 _RUN_BOUND = ("started", "finished", "inputs", "versions")
 
@@ -60,7 +63,7 @@ def check_results_object(res: RunResults, command: Path) -> None:
     """summary(), to_frame(), results() of ``res``, results() against the command's
     results.json."""
     assert isinstance(res.summary(), str) and res.summary().strip()
-    assert "--" not in res.summary(), "a library summary() names no command-line flag"
+    assert not FLAG.search(res.summary()), "a library summary() names no command-line flag"
     assert isinstance(res.to_frame(), pd.DataFrame)
     written = json.loads((command / "results.json").read_text())
     assert_same(res.results(), {k: v for k, v in written.items() if k not in ("tables", "status")},
@@ -181,3 +184,52 @@ def test_kt_evaluate(sandbox, tmp_path, kt_sim):
                 "--out", "ev")  # fmt: skip
     ev = evaluate(cli / "pred/predictions.csv", params=kt_sim / "params.csv")
     save_and_compare(ev, cli / "ev", tmp_path, params_from_inputs=("params_file",))
+
+
+#: numbers of a run that are no numbers of the analysis (timings)
+_TIMINGS = ("sampling_seconds", "fit_seconds")
+
+
+@pytest.fixture
+def comparisons_csv(sandbox):
+    from edueval.pairwise import bundled_folder, import_teacher_test
+
+    data = import_teacher_test(bundled_folder() / "items.jsonl")
+    path = sandbox.cli_dir / "comparisons.csv"
+    data[data["item"].isin(sorted(data["item"].unique())[:2])].to_csv(path, index=False)
+    return path
+
+
+def _drop_timings(folder: Path) -> None:
+    """Timings out of results.json (and the reports that print them), for the comparison."""
+    path = folder / "results.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in data.items() if k not in _TIMINGS}))
+
+
+def _compare_fits(res, command: Path, tmp: Path) -> None:
+    check = {k: v for k, v in res.results().items() if k not in _TIMINGS}
+    written = json.loads((command / "results.json").read_text())
+    assert_same(check, {k: written[k] for k in check}, "results()")
+    saved = res.save(tmp / "saved")
+    for folder in (saved, command):
+        _drop_timings(folder)
+    assert_same_folder(saved, command)
+    assert not FLAG.search(res.summary())
+
+
+def test_pairwise_fit_ml(sandbox, tmp_path, comparisons_csv):
+    from edueval.pairwise import BradleyTerry, read_comparisons
+
+    cli = sandbox.cli("pairwise", "fit", comparisons_csv, "--method", "ml", "--out", "fit")
+    res = BradleyTerry(read_comparisons(comparisons_csv)).fit_ml()
+    _compare_fits(res, cli / "fit", tmp_path)
+
+
+def test_pairwise_fit_nuts(sandbox, tmp_path, comparisons_csv):
+    from edueval.pairwise import BradleyTerry, read_comparisons
+
+    cli = sandbox.cli("pairwise", "fit", comparisons_csv, "--chains", 2, "--warmup", 100,
+                      "--draws", 100, "--out", "fit")  # fmt: skip
+    res = BradleyTerry(read_comparisons(comparisons_csv)).fit(chains=2, warmup=100, draws=100)
+    _compare_fits(res, cli / "fit", tmp_path)

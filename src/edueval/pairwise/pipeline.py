@@ -11,14 +11,16 @@ from typing import Any
 import pandas as pd
 
 from .. import progress as _progress
+from ..executor import InProcess
 from ..io import InputError
 from ..report import Report
-from ..runs import RunDir
+from ..runs import RunDir, saved_run
 from .bradley_terry import BradleyTerry, BradleyTerryResults
 from .comparisons import TIE_MODES, exclude_raters, read_comparisons, read_rater_ids
 from .figures import alpha_boxplots, difference_forest, order_effects, reliability_curves
 from .hierarchical import HierarchicalBradleyTerry, HierarchicalResults
-from .quality import RELIABILITY_COLUMNS, quality_summary, reliability_sentence
+from .ml_fit import MLResults
+from .quality import RELIABILITY_COLUMNS, reliability_sentence
 from .raters import RaterModel
 from .summary import SummaryResults, read_abilities, read_scores, summarize
 from .teacher_test import import_teacher_test
@@ -27,6 +29,8 @@ __all__ = [
     "POSTERIOR_FILE",
     "check_sampler_options",
     "fit_run",
+    "save_fit",
+    "write_fit",
     "hierarchical_run",
     "import_run",
     "load_comparisons",
@@ -290,19 +294,59 @@ def fit_run(
         keep_draws=save_draws,
         split_half_repeats=split_half_repeats,
     )
+    res.excluded_raters = removed
     if warn:
         for w in res.warnings():
             warn(w)
     posterior = save_posterior(run, res.to_inference_data()) if save_draws else None
-    results = _fit_tables(run, res, "nuts", removed)
+    return write_fit(run, res, str(data_path), posterior=posterior)
+
+
+def _fit_params(res: BradleyTerryResults | MLResults) -> dict[str, Any]:
+    """config.json's parameters of a ``pairwise fit`` run, from its results (NUTS or ML)."""
+    p = res.params
+    if res.method == "ml":
+        return {"method": "ml", "ties": res.ties, "ridge": p["ridge"],
+                "order_effect": p["order_effect"], "identification": "sum-to-zero abilities per group",
+                "min_comparisons": p["min_comparisons"],
+                "split_half_repeats": p["split_half_repeats"],
+                "excluded_raters": res.excluded_raters}  # fmt: skip
+    return {"method": "nuts", "split_half_repeats": p["split_half_repeats"], "ties": res.ties,
+            "chains": p["chains"], "warmup": p["warmup"], "draws": p["draws"],
+            "min_comparisons": p["min_comparisons"], "excluded_raters": res.excluded_raters,
+            "sampler_versions": sampler_versions(),
+            **({"groups_per_task": p["groups_per_task"]} if p.get("groups_per_task") else {}),
+            "executor": p.get("executor") or InProcess().describe(), "save_draws": False}  # fmt: skip
+
+
+def write_fit(
+    run: RunDir, res: BradleyTerryResults | MLResults, source: str, *, posterior: str | None = None
+) -> dict:
+    """The tables, report and results.json of ``pairwise fit`` (NUTS or ML), from its results
+    (the command and the results objects' ``save`` both write through here)."""
+    results = _fit_tables(run, res)
     if posterior:
         results["posterior"] = posterior
-    rep = _fit_report(res, "Bayesian Bradley-Terry fit", f"{data_path}, ties: {ties}, seed {seed}")
+    seed = res.params.get("seed")
+    if res.method == "ml":
+        rep = _ml_report(res, f"{source}, ties: {res.ties}, ridge {res.params['ridge']}, seed {seed}")
+    else:
+        rep = _fit_report(res, "Bayesian Bradley-Terry fit", f"{source}, ties: {res.ties}, seed {seed}")
     run.finish(results, rep.render())
     return results
 
 
-def _fit_tables(run: RunDir, res: Any, method: str, removed: list[str]) -> dict:
+def save_fit(res: BradleyTerryResults | MLResults, folder: str | Path, *,
+             overwrite: bool = False) -> Path:  # fmt: skip
+    """``save`` of a Bradley-Terry fit (NUTS or ML): the folder ``pairwise fit`` writes (the
+    posterior draws are not saved: the command writes them with ``--save-draws``)."""
+    run = saved_run(folder, "pairwise fit", params=_fit_params(res), seed=res.params.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_fit(run, res, "results from Python")
+    return run.path
+
+
+def _fit_tables(run: RunDir, res: Any) -> dict:
     """The tables of a ``pairwise fit`` run (NUTS or ML results alike) and its headline numbers."""
     assert res.raters is not None
     for name, table in (("abilities", res.abilities), ("groups", res.groups),
@@ -310,17 +354,7 @@ def _fit_tables(run: RunDir, res: Any, method: str, removed: list[str]) -> dict:
         run.table(name, table)
     if len(res.skipped):
         run.table("skipped", res.skipped)
-    return {
-        "method": method,
-        "n_groups": len(res.groups),
-        "n_comparisons": int(res.groups["n_comparisons"].sum()),
-        "n_excluded_raters": len(removed),
-        "n_skipped_groups": len(res.skipped),
-        **quality_summary(res.groups, res.raters, list(res.design.groups)),
-        **res.diagnostics(),
-        "warnings": res.warnings(),
-        "agents": res.agent_table(),
-    }
+    return res.results()
 
 
 def _ml_fit_run(
@@ -357,15 +391,18 @@ def _ml_fit_run(
     res = model.fit_ml(
         ridge=ridge, order_effect=order_effect, split_half_repeats=split_half_repeats
     )
+    res.excluded_raters = removed
     if warn:
         for w in res.warnings():
             warn(w)
-    results = _fit_tables(run, res, "ml", removed)
+    return write_fit(run, res, str(data_path))
+
+
+def _ml_report(res: MLResults, subtitle: str) -> Report:
+    """The report of an ML (or MAP) fit."""
     d = res.diagnostics()
-    rep = Report(
-        "Bradley-Terry fit (maximum likelihood)",
-        f"{data_path}, ties: {model.ties}, ridge {ridge}, seed {seed}",
-    )
+    ridge, order_effect = res.params["ridge"], res.params["order_effect"]
+    rep = Report("Bradley-Terry fit (maximum likelihood)", subtitle)
     sec = rep.section("Model")
     sec.text(
         "Per group ("
@@ -389,10 +426,9 @@ def _ml_fit_run(
     if len(res.skipped):
         sec.table(res.skipped, "Groups not fitted (fewer comparisons than --min-comparisons)")
     rep.section("Per agent").table(res.agent_table(), digits=2)
-    quality_sections(rep, res.groups, res.raters, split_half_repeats)
+    quality_sections(rep, res.groups, res.raters, res.params["split_half_repeats"])
     rep.section("Abilities per group and agent").table(res.abilities, digits=3)
-    run.finish(results, rep.render())
-    return results
+    return rep
 
 
 def raters_run(
