@@ -27,7 +27,6 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .io import InputError, RunFailed, atomic_write, file_sha256

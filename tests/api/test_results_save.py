@@ -31,10 +31,17 @@ def _files(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
 
 
-def assert_same_folder(saved: Path, command: Path, *, params_from_inputs: tuple[str, ...] = ()):
+def assert_same_folder(
+    saved: Path,
+    command: Path,
+    *,
+    params_from_inputs: tuple[str, ...] = (),
+    call_columns: tuple[str, ...] = (),
+):
     """``saved`` (``results.save``) holds what ``command``'s run folder holds: the same files,
     equal tables (numbers to 1e-12) and results.json; config.json equal but for its run-bound
-    entries and ``params_from_inputs`` (parameters naming the command's input files)."""
+    entries and ``params_from_inputs`` (parameters naming the command's input files); table
+    columns ``call_columns`` (a model call's latency, whether the cache answered) aside."""
     assert _files(saved) == _files(command), (
         f"save() wrote {sorted(_files(saved) ^ _files(command))} where the command did not "
         "(or the reverse)"
@@ -44,6 +51,9 @@ def assert_same_folder(saved: Path, command: Path, *, params_from_inputs: tuple[
         if name.endswith(".csv"):
             x, y = pd.read_csv(a, keep_default_na=False), pd.read_csv(b, keep_default_na=False)
             assert list(x.columns) == list(y.columns), name
+            x, y = x.drop(columns=list(call_columns), errors="ignore"), y.drop(
+                columns=list(call_columns), errors="ignore"
+            )
             assert_same(x.to_dict("list"), y.to_dict("list"), name)
         elif name in ("results.json",):
             assert_same(json.loads(a.read_text()), json.loads(b.read_text()), name)
@@ -233,3 +243,51 @@ def test_pairwise_fit_nuts(sandbox, tmp_path, comparisons_csv):
                       "--draws", 100, "--out", "fit")  # fmt: skip
     res = BradleyTerry(read_comparisons(comparisons_csv)).fit(chains=2, warmup=100, draws=100)
     _compare_fits(res, cli / "fit", tmp_path)
+
+
+#: results.json entries of a model run that are no numbers of the analysis: timings, and the
+#: counts of the calls answered from the cache (the command's run filled it)
+_CALL_BOUND = ("seconds", "model_calls")
+#: config.json entries that only a command's call log gives (what answered: model provenance)
+_CALL_LOG = ("model", "models")
+
+
+def _compare_model_run(res, command: Path, tmp: Path) -> None:
+    """A model run's save() against the command's folder: the same folder less the call log
+    (``calls.jsonl``: calls made in memory are not logged), timings and cache counts aside."""
+    check_results_object_except(res, command, _CALL_BOUND)
+    saved = res.save(tmp / "saved")
+    (command / "calls.jsonl").unlink()
+    for folder in (saved, command):
+        path = folder / "results.json"
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({k: v for k, v in data.items() if k not in _CALL_BOUND}))
+        path = folder / "config.json"
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({k: v for k, v in data.items() if k not in _CALL_LOG}))
+    assert_same_folder(saved, command, call_columns=("latency_s", "cached", "attempts"))
+
+
+def check_results_object_except(res, command: Path, skip: tuple[str, ...]) -> None:
+    assert isinstance(res.summary(), str) and res.summary().strip()
+    assert not FLAG.search(res.summary()), "a library summary() names no command-line flag"
+    assert isinstance(res.to_frame(), pd.DataFrame)
+    got = {k: v for k, v in res.results().items() if k not in skip}
+    written = json.loads((command / "results.json").read_text())
+    assert_same(got, {k: v for k, v in written.items() if k not in (*skip, "tables", "status")},
+                "results()")  # fmt: skip
+
+
+MODEL = "openai/gpt-4o-mini"  # OPENAI_BASE_URL: the scripted server
+
+
+def test_malalgo_run(sandbox, tmp_path, mock_server):
+    from edueval.malalgo import evaluate
+
+    cli = sandbox.cli("malalgo", "generate", "--n", 4, "--seed", 2, "--out", "gen")
+    sandbox.cli("malalgo", "run", cli / "gen/questions.csv", "--model", MODEL, "--out", "run")
+    with sandbox.monkeypatch.context() as m:
+        m.setenv("OPENAI_BASE_URL", sandbox.env["OPENAI_BASE_URL"])
+        m.setenv("EDUEVAL_CACHE_DIR", str(sandbox.cache))
+        res = evaluate(cli / "gen/questions.csv", MODEL)
+    _compare_model_run(res, cli / "run", tmp_path)

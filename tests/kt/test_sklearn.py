@@ -130,7 +130,10 @@ def test_not_fitted_error_is_scikit_learns(df, est):
         (BKT(n_restarts=2.5), r"^n_restarts= must be an integer, got 2.5$"),
         (BKT(forgets="yes"), r"^forgets= must be True or False, got 'yes'$"),
         (BKT(seed=1.5), r"^seed= must be an integer, got 1.5$"),
-        (BKT(multigs="tmpl"), r"^responses DataFrame: unknown column 'tmpl' for multigs=: the response data has"),
+        (
+            BKT(multigs="tmpl"),
+            r"^responses DataFrame: unknown column 'tmpl' for multigs=: the response data has",
+        ),
         (BKT(multilearn="item", multipair="item"), r"^multilearn= and multipair= both set"),
         (AFM(penalty=-1), r"^penalty= must be >= 0, got -1$"),
         (AFM(nonnegative_slopes="no"), r"^nonnegative_slopes= must be True or False"),

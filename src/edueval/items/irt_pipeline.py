@@ -15,8 +15,14 @@ from ..runs import RunDir, saved_run
 from .irt import IRT, IRTComparison, IRTResults, compare_irt
 from .scores import read_scores
 
-__all__ = ["irt_compare_run", "irt_run", "save_irt", "save_irt_compare", "write_irt",
-           "write_irt_compare"]
+__all__ = [
+    "irt_compare_run",
+    "irt_run",
+    "save_irt",
+    "save_irt_compare",
+    "write_irt",
+    "write_irt_compare",
+]
 
 
 def _figures(res: IRTResults, rep: Report) -> None:

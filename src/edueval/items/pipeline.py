@@ -17,7 +17,15 @@ from .data import ItemData, load_item_data, read_item_source
 from .pairs import DEFAULT_ALPHA, DIMENSIONS, make_pairs
 from .simulate import ClassroomConfig, simulate_classroom
 
-__all__ = ["load_inputs", "analyze_run", "write_analysis", "save_analysis", "pairs_run", "simulate_run", "items_jsonl"]
+__all__ = [
+    "load_inputs",
+    "analyze_run",
+    "write_analysis",
+    "save_analysis",
+    "pairs_run",
+    "simulate_run",
+    "items_jsonl",
+]
 
 
 def load_inputs(responses: Path, items: Path | None) -> ItemData:

@@ -329,9 +329,13 @@ def write_fit(
         results["posterior"] = posterior
     seed = res.params.get("seed")
     if res.method == "ml":
-        rep = _ml_report(res, f"{source}, ties: {res.ties}, ridge {res.params['ridge']}, seed {seed}")
+        rep = _ml_report(
+            res, f"{source}, ties: {res.ties}, ridge {res.params['ridge']}, seed {seed}"
+        )
     else:
-        rep = _fit_report(res, "Bayesian Bradley-Terry fit", f"{source}, ties: {res.ties}, seed {seed}")
+        rep = _fit_report(
+            res, "Bayesian Bradley-Terry fit", f"{source}, ties: {res.ties}, seed {seed}"
+        )
     run.finish(results, rep.render())
     return results
 

@@ -18,8 +18,8 @@ import pandas as pd
 from scipy.special import expit
 
 from ...io import InputError
-from ...results import RunResults
 from ...kt.bkt.model import BaseEstimator, NotFittedError
+from ...results import RunResults
 from ..scores import read_scores
 from . import engine as E
 from .fitstats import m2, s_x2

@@ -47,8 +47,8 @@ except ImportError:  # pragma: no cover - scikit-learn not installed: the same p
 
 
 from ...defaults import SEED
-from ...seeding import rng as make_rng
 from ...results import RunResults
+from ...seeding import rng as make_rng
 from ..data import Columns, Sequences, pack, read_responses, skill_sizes, time_major
 from . import _kernels as K
 from .params import PARAM_NAMES, BKTParams, params_frame, params_matrix

@@ -27,8 +27,15 @@ if TYPE_CHECKING:
     from ...executor import Executor
     from ..replication.study import StudyConfig
 
-__all__ = ["simulate_run", "predict_run", "fit_run", "evaluate_run", "write_study_run",
-           "save_evaluation", "write_evaluation"]
+__all__ = [
+    "simulate_run",
+    "predict_run",
+    "fit_run",
+    "evaluate_run",
+    "write_study_run",
+    "save_evaluation",
+    "write_evaluation",
+]
 
 
 def _learning_curve(df: pd.DataFrame, order_col: str = "order"):
