@@ -51,8 +51,9 @@ def assert_same_folder(
         if name.endswith(".csv"):
             x, y = pd.read_csv(a, keep_default_na=False), pd.read_csv(b, keep_default_na=False)
             assert list(x.columns) == list(y.columns), name
-            x, y = x.drop(columns=list(call_columns), errors="ignore"), y.drop(
-                columns=list(call_columns), errors="ignore"
+            x, y = (
+                x.drop(columns=list(call_columns), errors="ignore"),
+                y.drop(columns=list(call_columns), errors="ignore"),
             )
             assert_same(x.to_dict("list"), y.to_dict("list"), name)
         elif name in ("results.json",):
@@ -291,3 +292,30 @@ def test_malalgo_run(sandbox, tmp_path, mock_server):
         m.setenv("EDUEVAL_CACHE_DIR", str(sandbox.cache))
         res = evaluate(cli / "gen/questions.csv", MODEL)
     _compare_model_run(res, cli / "run", tmp_path)
+
+
+def test_qgsms_run_and_score(sandbox, tmp_path, serve):
+    from edueval.qgsms import evaluate, score
+
+    from .test_api_qgsms import qgsms_script
+
+    cli = sandbox.cli("items", "simulate", "--students", 30, "--materials", 1, "--questions", 5,
+                      "--seed", 4, "--out", "room")  # fmt: skip
+    sandbox.cli("items", "pairs", cli / "room/responses.csv", cli / "room/items.jsonl",
+                "--max-pairs", 2, "--out", "pairs")  # fmt: skip
+    pairs = pd.read_csv(cli / "pairs/pairs.csv", dtype=str)
+    items = [json.loads(x) for x in (cli / "room/items.jsonl").read_text().splitlines() if x]
+    serve(qgsms_script(pairs, items))
+    args = (cli / "pairs/pairs.csv", cli / "room/items.jsonl")
+    sandbox.cli("qgsms", "run", *args, "--model", MODEL, "--method", "vanilla", "--method",
+                "qg-sms", "--no-bt", "--seed", 0, "--out", "run")  # fmt: skip
+    sandbox.cli("qgsms", "score", cli / "run/judgements.csv", "--no-bt", "--seed", 0,
+                "--out", "score")  # fmt: skip
+    with sandbox.monkeypatch.context() as m:
+        m.setenv("OPENAI_BASE_URL", sandbox.env["OPENAI_BASE_URL"])
+        m.setenv("EDUEVAL_CACHE_DIR", str(sandbox.cache))
+        res = evaluate(*args, model=MODEL, methods=["vanilla", "qg-sms"], bradley_terry=False,
+                       seed=0)  # fmt: skip
+    _compare_model_run(res, cli / "run", tmp_path / "run")
+    scores = score(cli / "run/judgements.csv", bradley_terry=False, seed=0)
+    save_and_compare(scores, cli / "score", tmp_path / "score")
