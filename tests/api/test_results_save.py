@@ -319,3 +319,15 @@ def test_qgsms_run_and_score(sandbox, tmp_path, serve):
     _compare_model_run(res, cli / "run", tmp_path / "run")
     scores = score(cli / "run/judgements.csv", bradley_terry=False, seed=0)
     save_and_compare(scores, cli / "score", tmp_path / "score")
+
+
+def test_turing_analyze(sandbox, tmp_path):
+    from edueval.turing import analyze_choices
+
+    from .test_api_turing import _phase2
+
+    path = sandbox.cli_dir / "phase2.csv"
+    _phase2(n_students=12, n_questions=8).to_csv(path, index=False)
+    cli = sandbox.cli("turing", "analyze", path, "--boot", 99, "--out", "an")
+    res = analyze_choices(path, n_boot=99)
+    save_and_compare(res, cli / "an", tmp_path)

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..defaults import TURING_SE
 from ..io import InputError, as_table, check_unique, line_of
+from ..results import RunResults
 from ..stats import wilson_interval
 from ..tables import Col, Schema
 from .stats import (
@@ -175,7 +176,7 @@ def _fmt_ci(ci: tuple[float, float]) -> str:
 
 
 @dataclass
-class TuringResults:
+class TuringResults(RunResults):
     """Results of the imitation-game analysis (statsmodels style: estimates, tests, summary).
 
     ``verdicts``, ``reasons`` and ``diff_ci`` are keyed by SE kind (``naive``, ``boot``,
@@ -200,6 +201,12 @@ class TuringResults:
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
     n_boot: int = N_BOOT
     seed: int = 0
+
+    _writer = "edueval.turing.pipeline:save_analysis"
+
+    def headline(self) -> dict:
+        """``turing analyze``'s results.json: :meth:`to_dict`."""
+        return self.to_dict()
 
     def to_dict(self) -> dict:
         return {
@@ -381,8 +388,14 @@ def _extra_tables(choices: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return extra
 
 
+def _is_read(choices: object) -> bool:
+    """A frame as :func:`read_choices` returns it (its indicator columns added)."""
+    return isinstance(choices, pd.DataFrame) and {"student", "question", "chosen", *(
+        f"is_{s}" for s in SOURCES)} <= set(map(str, choices.columns))  # fmt: skip
+
+
 def analyze_choices(
-    choices: pd.DataFrame,
+    choices: str | Path | pd.DataFrame,
     *,
     eps: float = 0.10,
     delta: float = 0.05,
@@ -391,8 +404,8 @@ def analyze_choices(
     n_boot: int = N_BOOT,
     seed: int = 0,
 ) -> TuringResults:
-    """Analyse Phase-2 choices (a frame as :func:`read_choices` returns, or any frame with
-    ``student, question, chosen``). ``se`` chooses the test that decides the verdict:
+    """Analyse Phase-2 choices (a file, a frame as :func:`read_choices` returns, or any frame
+    with ``student, question, chosen``: validated as the file is). ``se`` chooses the test that decides the verdict:
     ``"boot"`` (= ``"clustered"``, the default), ``"cr3"``, ``"cr2"``, ``"cr1"`` or ``"naive"``;
     all are reported. ``n_boot`` bootstrap draws of the students, from ``seed``: the same data
     and seed give the same p-values."""
@@ -400,7 +413,7 @@ def analyze_choices(
     if not 1 <= n_boot <= 1_000_000:
         raise InputError(f"n_boot= must be in [1, 1000000], got {n_boot}")
     kind = _se_kind(se)
-    if not any(c.startswith("is_") for c in choices.columns):
+    if not _is_read(choices):
         choices = read_choices(choices)  # checked as a file is: errors name the choices DataFrame
     counts, _ = choice_counts(choices)
     bts = {

@@ -14,8 +14,8 @@ import pandas as pd
 from ..io import InputError
 from ..report import Report
 from ..report.figures import new_figure
-from ..runs import RunDir
-from .analyze import analyze_choices, check_margins, check_phase1, read_choices
+from ..runs import RunDir, saved_run
+from .analyze import TuringResults, analyze_choices, check_margins, check_phase1, read_choices
 from .assemble import (
     _ORDER,
     AI_SCHEMA,
@@ -107,29 +107,34 @@ def analyze_run(
     inputs = {"choices": choices_path}
     if phase1_path is not None:
         inputs["phase1"] = phase1_path
-    run = RunDir(
-        out,
-        command="turing analyze",
-        params={
-            "eps": eps,
-            "delta": delta,
-            "alpha": alpha,
-            "se": se,
-            "n_boot": n_boot,
-            "seed": seed,
-        },  # fmt: skip
-        inputs=inputs,
-    )
+    run = RunDir(out, command="turing analyze", params=_analysis_params(res), inputs=inputs)
+    return write_analysis(run, res, str(choices_path))
+
+
+def _analysis_params(res: TuringResults) -> dict:
+    return {"eps": res.eps, "delta": res.delta, "alpha": res.alpha, "se": res.se,
+            "n_boot": res.n_boot, "seed": res.seed}  # fmt: skip
+
+
+def save_analysis(res: TuringResults, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`TuringResults.save`: the folder ``turing analyze`` writes."""
+    run = saved_run(folder, "turing analyze", params=_analysis_params(res), overwrite=overwrite)
+    write_analysis(run, res, "results from Python")
+    return run.path
+
+
+def write_analysis(run: RunDir, res: TuringResults, source: str) -> dict:
+    """The tables, summary, report and results.json of ``turing analyze`` (the command and
+    :meth:`TuringResults.save` both write through here)."""
+    eps, alpha = res.eps, res.alpha
     run.table("rates", res.rates)
     run.table("tests", res.tests)
     run.table("mcnemar_table", res.table, index=True)
     for name, t in res.extra.items():
         run.table(name, t)
     run.text("summary.txt", res.summary() + "\n")
-    rep = Report(
-        "Imitation game: analysis", f"{choices_path}: {res.n} MCQs, {res.n_students} students"
-    )
-    ci = res.diff_ci[se]
+    rep = Report("Imitation game: analysis", f"{source}: {res.n} MCQs, {res.n_students} students")
+    ci = res.diff_ci[res.se]
     others = "; ".join(
         f"with {k}: {v}" for k, v in res.verdicts.items() if k not in (res.se, "clustered")
     )
@@ -155,7 +160,7 @@ def analyze_run(
     )
     for name, t in res.extra.items():
         rep.section(name.replace("_", " ")).table(t)
-    results = res.to_dict()
+    results = res.results()
     run.finish(results, rep.render())
     return results
 
