@@ -331,3 +331,54 @@ def test_turing_analyze(sandbox, tmp_path):
     cli = sandbox.cli("turing", "analyze", path, "--boot", 99, "--out", "an")
     res = analyze_choices(path, n_boot=99)
     save_and_compare(res, cli / "an", tmp_path)
+
+
+def test_tutor_reply(sandbox, tmp_path, mock_server):
+    from edueval.tutor import reply
+
+    from .test_api_tutor import DIALOGUES
+
+    path = sandbox.cli_dir / "dialogues.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in DIALOGUES), encoding="utf-8")
+    cli = sandbox.cli("tutor", "reply", path, "--model", MODEL, "--out", "run")
+    with sandbox.monkeypatch.context() as m:
+        m.setenv("OPENAI_BASE_URL", sandbox.env["OPENAI_BASE_URL"])
+        m.setenv("EDUEVAL_CACHE_DIR", str(sandbox.cache))
+        res = reply(path, MODEL)
+    _compare_model_run(res, cli / "run", tmp_path)
+
+
+def test_compare_names_open_clients_and_saves_the_commands_folder(sandbox, tmp_path, serve):
+    """Runs given as results of open clients are named by their models (not "run 1/2"), and
+    the comparison's save() writes the folder ``compare`` writes on the same runs' folders."""
+    from compare.scripts import oracle_script  # tests/compare/scripts.py
+    from edueval.compare import compare
+    from edueval.malalgo import evaluate
+    from edueval.misconceptions import generate_items
+    from edueval.models import get_model
+
+    cli = sandbox.cli_dir
+    items = generate_items(4, seed=3)
+    questions = cli / "questions.csv"
+    items.to_csv(questions, index=False)
+    oracle = oracle_script(items)
+    serve(lambda body: '{"Correct Choice": "A"}' if body["model"] == "always-a" else oracle(body))
+    models = ["openai/oracle", "openai/always-a"]
+    for i, model in enumerate(models):
+        sandbox.cli("malalgo", "run", questions, "--model", model, "--out", f"run{i}")
+    sandbox.cli("compare", cli / "run0", cli / "run1", "--out", "cmp")
+    results = []
+    for model in models:
+        with get_model(model, base_url=sandbox.env["OPENAI_BASE_URL"],
+                       cache_dir=tmp_path / "cache") as client:  # fmt: skip
+            results.append(evaluate(questions, client))
+    res = compare(results)
+    assert res.names == models
+    check_results_object_except(res, cli / "cmp", ("runs",))
+    saved = res.save(tmp_path / "saved")
+    for folder in (saved, cli / "cmp"):  # the command's runs are folders, the library's are not
+        path = folder / "results.json"
+        data = json.loads(path.read_text())
+        data["runs"] = [{k: v for k, v in r.items() if k != "folder"} for r in data["runs"]]
+        path.write_text(json.dumps(data))
+    assert_same_folder(saved, cli / "cmp", params_from_inputs=("runs",), call_columns=("folder",))

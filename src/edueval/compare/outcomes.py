@@ -85,6 +85,8 @@ class Arm:
     name: str
     units: pd.DataFrame = field(repr=False)
     labels: dict[str, Any] = field(default_factory=dict)
+    #: the run's status: ``complete``, or ``failed`` when past its failure budget
+    status: str = "complete"
 
     def __post_init__(self) -> None:
         missing = [c for c in UNIT_COLUMNS if c not in self.units.columns]

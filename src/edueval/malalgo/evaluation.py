@@ -188,6 +188,8 @@ class MalAlgoEvaluation(RunResults):
     params: dict[str, Any] = field(default_factory=dict)
 
     _writer = "edueval.malalgo.pipeline:save_run"
+    #: the command whose run this is (what ``compare`` records as the protocol)
+    command = "malalgo run"
 
     @property
     def complete(self) -> bool:

@@ -330,6 +330,8 @@ class QGSMSEvaluation(QGSMSScores):
     seconds: float
 
     _writer = "edueval.qgsms.pipeline:save_run"
+    #: the command whose run this is (what ``compare`` records as the protocol)
+    command = "qgsms run"
 
     @property
     def complete(self) -> bool:
