@@ -24,14 +24,19 @@ A :class:`Schema` lists the columns a table may have.  :meth:`Schema.validate` t
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import inspect
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from .io import (
     InputError,
+    as_frame,
     binary_column,
     check_unique,
     line_of,
@@ -43,6 +48,8 @@ from .io import (
 __all__ = [
     "Col",
     "Schema",
+    "Table",
+    "takes_tables",
     "check_complete",
     "check_complete_groups",
     "near_miss",
@@ -272,3 +279,104 @@ def check_complete_groups(
                     file=df.attrs.get("file"),
                     line=line_of(df, pos),
                 )
+
+
+# -- the gate of the Python API ------------------------------------------------------------------
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Table:
+    """How a function's table parameter is checked at the door (:func:`takes_tables`).
+
+    ``name`` names the table in messages ("responses"); ``required`` are the columns it must
+    have and ``optional`` those it may have (a column that is a near miss of one of either that
+    is absent -- ``ordr`` beside no ``order`` -- is refused, as :meth:`Schema.check_header`
+    refuses it in a file); ``paths``: a file path is accepted (the function reads it through
+    its schema).  ``self_checked``: the function checks the header itself, through its own
+    :class:`Schema` (a reader, or a table whose column names ``columns=`` chooses); the gate
+    then only converts the table, and ``required`` and ``optional`` are the default names."""
+
+    name: str
+    required: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+    paths: bool = True
+    self_checked: bool = False
+    #: objects taken as they are besides tables (e.g. an ``ItemData``)
+    also: tuple[type, ...] = ()
+    #: a 2-D numpy array is a matrix whose columns are the table's columns by position (a
+    #: students x items score matrix)
+    matrix: bool = False
+    #: checks the header itself, given the frame and the call's arguments (for tables whose
+    #: column names a ``columns=`` argument chooses)
+    header: Callable[[pd.DataFrame, Mapping[str, Any]], None] | None = None
+
+    @classmethod
+    def of(cls, schema: Schema, name: str | None = None, **kw: Any) -> Table:
+        """The gate of a table a :class:`Schema` declares (its body validates the values)."""
+        return cls(name or schema.what, tuple(c.name for c in schema.columns if c.required),
+                   tuple(c.name for c in schema.columns if not c.required), **kw)  # fmt: skip
+
+    def check(self, value: Any, param: str, args: Mapping[str, Any] | None = None) -> Any:
+        """``value`` as the function may take it: a path (when ``paths``) unchanged, any other
+        table as a DataFrame with its header checked; an :class:`~edueval.io.InputError` naming
+        the table and the column otherwise."""
+        if isinstance(value, (str, os.PathLike)):
+            if self.paths:
+                return value
+            raise InputError(f"{param}= takes a table in memory (a DataFrame or records), not "
+                             f"a path", file=f"{self.name} table")  # fmt: skip
+        if isinstance(value, self.also) or (
+            self.matrix and isinstance(value, np.ndarray) and value.ndim == 2
+            and not value.dtype.names
+        ):  # fmt: skip
+            return value
+        frame = as_frame(value, name=self.name)
+        if self.header is not None:
+            self.header(labelled(frame, self.name), args or {})
+        elif not self.self_checked and (self.required or self.optional):
+            columns = tuple(Col(c) for c in self.required) + tuple(
+                Col(c, required=False) for c in self.optional
+            )
+            Schema(self.name, columns).check_header(labelled(frame, self.name))
+        return frame
+
+
+def labelled(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``frame`` (a shallow copy) naming itself in messages: its file, or ``<name> DataFrame``."""
+    if frame.attrs.get("file"):
+        return frame
+    shown = frame.copy(deep=False)
+    shown.attrs = {**frame.attrs, "file": f"{name} DataFrame"}
+    return shown
+
+
+def takes_tables(**tables: Table) -> Callable[[F], F]:
+    """Decorator: every table a public function or method takes enters through one door.
+
+    Each named parameter (a DataFrame, records, a dict of columns, a structured array, or a
+    path where the function reads files) is turned into a DataFrame by
+    :func:`~edueval.io.as_frame` and its header checked by :meth:`Schema.check_header`
+    (missing and near-miss columns) before the function runs; anything else is refused with an
+    :class:`~edueval.io.InputError` (a ``ValueError``) naming the table.  The declarations are
+    kept on the function as ``__edueval_tables__`` (the public-API walk in
+    tests/test_api_tables.py feeds every declared table a near miss, a missing column and a
+    wrong kind)."""
+
+    def wrap(fn: F) -> F:
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def gate(*args: Any, **kwargs: Any) -> Any:
+            bound = sig.bind_partial(*args, **kwargs)
+            for param, spec in tables.items():
+                if param in bound.arguments and bound.arguments[param] is not None:
+                    bound.arguments[param] = spec.check(bound.arguments[param], param,
+                                                        bound.arguments)  # fmt: skip
+            return fn(*bound.args, **bound.kwargs)
+
+        gate.__edueval_tables__ = dict(tables)  # type: ignore[attr-defined]
+        return gate  # type: ignore[return-value]
+
+    return wrap

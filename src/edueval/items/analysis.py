@@ -43,7 +43,8 @@ import pandas as pd
 from ..io import InputError
 from ..results import RunResults
 from ..stats import pearson
-from .data import ItemData, as_item_data
+from ..tables import Table, takes_tables
+from .data import ITEMS, RESPONSES, ItemData, as_item_data
 from .reliability import Reliability, reliability
 
 __all__ = ["ItemAnalysis", "analyze_items", "pearson", "TOTAL_SCORES"]  # pearson: edueval.stats
@@ -180,6 +181,12 @@ def _rest(x: np.ndarray, c: np.ndarray, n: np.ndarray, total_score: str):
     return np.where(has, (c - x) / np.maximum(n - 1, 1), np.nan), has
 
 
+@takes_tables(
+    data=Table(
+        RESPONSES.name, RESPONSES.required, RESPONSES.optional, self_checked=True, also=(ItemData,)
+    ),
+    items=ITEMS,
+)
 def analyze_items(
     data: ItemData | str | Path | pd.DataFrame,
     items: str | Path | pd.DataFrame | None = None,

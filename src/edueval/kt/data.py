@@ -12,8 +12,10 @@ error.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,7 +31,7 @@ from ..io import (
     require_columns,
     unclean_identifiers,
 )
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, labelled, takes_tables
 from . import _common_kernels as K
 
 __all__ = [
@@ -91,6 +93,19 @@ class Columns:
         return RESPONSE_SCHEMA.renamed(student=self.student, skill=self.skill,
                                        correct=self.correct, order=self.order,
                                        known=self.known)  # fmt: skip
+
+
+def _response_header(df: pd.DataFrame, args: Mapping[str, Any]) -> None:
+    """The header of a response table under the call's column names (``columns=``, or the
+    estimator's ``columns``): missing and near-miss columns refused, as in a file."""
+    columns = args.get("columns") or getattr(args.get("self"), "columns", None)
+    cols = (columns if isinstance(columns, Columns) else Columns()).resolve(df)
+    cols.schema().check_header(labelled(df, "responses"))
+
+
+#: The gate of every function and method that takes a response table (:func:`takes_tables`).
+RESPONSES = Table("responses", ("student", "skill", "correct"), ("order", "known"),
+                  header=_response_header)  # fmt: skip
 
 
 @dataclass
@@ -237,6 +252,7 @@ def _order_by(
     return perm, group[perm]
 
 
+@takes_tables(df=RESPONSES)
 def pack(
     df: pd.DataFrame, columns: Columns | None = None, *, require_known: bool = False
 ) -> tuple[Sequences, Columns]:
@@ -365,6 +381,7 @@ def skill_sizes(df: pd.DataFrame, cols: Columns) -> pd.DataFrame:
     )
 
 
+@takes_tables(data=RESPONSES)
 def read_responses(
     data: str | Path | pd.DataFrame,
     columns: Columns | None = None,

@@ -25,8 +25,9 @@ import pandas as pd
 
 from ..io import InputError, numeric_column, require_columns
 from ..results import RunResults
+from ..tables import takes_tables
 from . import _common_kernels as K
-from .data import Columns, RowFilter, Sequences, read_responses
+from .data import RESPONSES, Columns, RowFilter, Sequences, read_responses
 from .mastery import first_crossing, mol_summary
 from .metrics import evaluate as metric_values
 
@@ -259,6 +260,7 @@ def evaluation_tables(
     return pd.DataFrame(rows), mol
 
 
+@takes_tables(predictions=RESPONSES)
 def evaluate(
     predictions: str | Path | pd.DataFrame,
     *,

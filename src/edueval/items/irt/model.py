@@ -20,6 +20,7 @@ from scipy.special import expit
 from ...io import InputError
 from ...kt.bkt.model import BaseEstimator, NotFittedError
 from ...results import RunResults
+from ...tables import Table, takes_tables
 from ..scores import read_scores
 from . import engine as E
 from .fitstats import m2, s_x2
@@ -211,6 +212,11 @@ def _item_table(layout: E.Layout, x: np.ndarray, cov: np.ndarray | None, names) 
     return pd.DataFrame(out, index=pd.Index(names, name="item"))
 
 
+#: The gate of a score table given to :class:`IRT` (a 2-D array: a students x items matrix).
+SCORE_MATRIX = Table("scores", ("student",), ("item", "correct", "score"), self_checked=True,
+                     matrix=True)  # fmt: skip
+
+
 class IRT(BaseEstimator):
     """Unidimensional IRT for right/wrong items by marginal maximum likelihood (Bock & Aitkin
     1981), the scikit-learn estimator contract: hyper-parameters here, :meth:`fit` learns, the
@@ -303,6 +309,7 @@ class IRT(BaseEstimator):
         except np.linalg.LinAlgError:
             return st, np.linalg.pinv(info)
 
+    @takes_tables(X=SCORE_MATRIX)
     def fit(self, X: Any, y: Any = None) -> IRT:
         """Estimate the item parameters from a score table ``X`` (a path or a DataFrame, long or
         wide, or a students x items 0/1/NaN array; NaN = not administered, kept out of the
@@ -365,12 +372,14 @@ class IRT(BaseEstimator):
             raise InputError("responses: the items (columns) differ from the fitted model's")
         return df, E.Patterns.from_matrix(df.to_numpy(dtype=float))
 
+    @takes_tables(X=SCORE_MATRIX)
     def transform(self, X: Any) -> pd.DataFrame:
         """EAP and MAP person scores (with SEs) of ``X`` under the fitted item parameters."""
         df, pat = self._patterns(X)
         r = self.results_
         return person_scores(pat, r._layout, r.theta, r._x, df.index)
 
+    @takes_tables(X=SCORE_MATRIX)
     def score(self, X: Any, y: Any = None) -> float:
         """Mean marginal log-likelihood per person of ``X`` (higher is better)."""
         _, pat = self._patterns(X)

@@ -49,7 +49,8 @@ except ImportError:  # pragma: no cover - scikit-learn not installed: the same p
 from ...defaults import SEED
 from ...results import RunResults
 from ...seeding import rng as make_rng
-from ..data import Columns, Sequences, pack, read_responses, skill_sizes, time_major
+from ...tables import takes_tables
+from ..data import RESPONSES, Columns, Sequences, pack, read_responses, skill_sizes, time_major
 from . import _kernels as K
 from .params import PARAM_NAMES, BKTParams, params_frame, params_matrix
 
@@ -183,6 +184,7 @@ def forward_sequences(seqs: Sequences, P: np.ndarray) -> tuple[np.ndarray, np.nd
     return p_correct, p_known
 
 
+@takes_tables(data=RESPONSES)
 def forward(
     data: pd.DataFrame,
     params: pd.DataFrame | Mapping[str, BKTParams],
@@ -473,6 +475,7 @@ class BKT(RunResults, BaseEstimator):
         self.n_params_ = res.n_params
         return self
 
+    @takes_tables(X=RESPONSES)
     def fit(self, X: pd.DataFrame, y: Any = None) -> BKT:
         """Estimate each skill's parameters from a response table ``X`` (``y`` is ignored: the
         ``correct`` column is the target; it is accepted for scikit-learn's API)."""
@@ -499,6 +502,7 @@ class BKT(RunResults, BaseEstimator):
         if not hasattr(self, "params_"):
             raise NotFittedError("this BKT model is not fitted yet; call fit() first")
 
+    @takes_tables(data=RESPONSES)
     def predict(self, data: pd.DataFrame) -> pd.DataFrame:
         """``data`` with ``p_correct`` and ``p_known`` added (see :func:`forward`)."""
         self._check_fitted()
@@ -508,15 +512,18 @@ class BKT(RunResults, BaseEstimator):
             return forward_long(data, self.params_, self.columns)
         return forward(data, self.params_, self.columns)
 
+    @takes_tables(data=RESPONSES)
     def predict_proba(self, data: pd.DataFrame) -> np.ndarray:
         """P(correct) for every row of ``data``, in row order."""
         return self.predict(data)["p_correct"].to_numpy()
 
+    @takes_tables(X=RESPONSES)
     def score(self, X: pd.DataFrame, y: Any = None) -> float:
         """Mean log-likelihood per response of ``X`` under the fitted parameters (higher is
         better; what ``GridSearchCV`` maximises when given no scorer).  ``y`` is ignored."""
         return self.log_likelihood(X) / len(X)
 
+    @takes_tables(data=RESPONSES)
     def log_likelihood(self, data: pd.DataFrame) -> float:
         """Total log-likelihood of ``data`` under the fitted parameters."""
         self._check_fitted()

@@ -21,7 +21,8 @@ import pandas as pd
 from ...defaults import SEED
 from ...io import binary_column
 from ...stats import paired_difference, t_interval
-from ..data import Columns
+from ...tables import takes_tables
+from ..data import RESPONSES, Columns
 from .crossval import FOLD_METRICS, fold_scores, heldout_predictions, make_folds, skill_codes
 from .registry import make_model
 
@@ -100,6 +101,7 @@ class CompareResult:
         return "\n".join(lines)
 
 
+@takes_tables(df=RESPONSES)
 def compare_models(
     df: pd.DataFrame,
     specs: list[str],

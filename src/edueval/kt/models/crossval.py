@@ -24,8 +24,9 @@ import pandas as pd
 from ...defaults import SEED
 from ...io import InputError, binary_column
 from ...seeding import rng
+from ...tables import takes_tables
 from .. import metrics as M
-from ..data import Columns
+from ..data import RESPONSES, Columns
 
 __all__ = [
     "CVResult",
@@ -41,6 +42,7 @@ __all__ = [
 FOLD_METRICS = ("rmse", "auc", "accuracy", "loglik")
 
 
+@takes_tables(df=RESPONSES)
 def make_folds(
     df: pd.DataFrame, n_folds: int, *, by: str = "student", seed: int | None = None,
     columns: Columns | None = None,
@@ -180,6 +182,7 @@ class CVResult:
         return "\n".join(lines)
 
 
+@takes_tables(df=RESPONSES)
 def cross_validate(
     df: pd.DataFrame,
     make_model: Callable[[], Any],  # a model with fit(df) -> itself and predict(df)
