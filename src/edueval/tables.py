@@ -308,6 +308,8 @@ class Table:
     #: a 2-D numpy array is a matrix whose columns are the table's columns by position (a
     #: students x items score matrix)
     matrix: bool = False
+    #: further required columns named by the call's arguments (``groups=``, ``estimate=``)
+    depends: Callable[[Mapping[str, Any]], Iterable[str]] | None = None
     #: checks the header itself, given the frame and the call's arguments (for tables whose
     #: column names a ``columns=`` argument chooses)
     header: Callable[[pd.DataFrame, Mapping[str, Any]], None] | None = None
@@ -335,9 +337,11 @@ class Table:
         frame = as_frame(value, name=self.name)
         if self.header is not None:
             self.header(labelled(frame, self.name), args or {})
-        elif not self.self_checked and (self.required or self.optional):
-            columns = tuple(Col(c) for c in self.required) + tuple(
-                Col(c, required=False) for c in self.optional
+        elif not self.self_checked and (self.required or self.optional or self.depends):
+            more = [str(c) for c in (self.depends(args or {}) if self.depends else ())]
+            required = list(dict.fromkeys([*self.required, *more]))
+            columns = tuple(Col(c) for c in required) + tuple(
+                Col(c, required=False) for c in self.optional if c not in required
             )
             Schema(self.name, columns).check_header(labelled(frame, self.name))
         return frame
@@ -366,14 +370,16 @@ def takes_tables(**tables: Table) -> Callable[[F], F]:
 
     def wrap(fn: F) -> F:
         sig = inspect.signature(fn)
+        defaults = {k: p.default for k, p in sig.parameters.items()
+                    if p.default is not inspect.Parameter.empty}  # fmt: skip
 
         @functools.wraps(fn)
         def gate(*args: Any, **kwargs: Any) -> Any:
             bound = sig.bind_partial(*args, **kwargs)
+            given = {**defaults, **bound.arguments}
             for param, spec in tables.items():
                 if param in bound.arguments and bound.arguments[param] is not None:
-                    bound.arguments[param] = spec.check(bound.arguments[param], param,
-                                                        bound.arguments)  # fmt: skip
+                    bound.arguments[param] = spec.check(bound.arguments[param], param, given)
             return fn(*bound.args, **bound.kwargs)
 
         gate.__edueval_tables__ = dict(tables)  # type: ignore[attr-defined]

@@ -44,6 +44,7 @@ import pandas as pd
 from ..defaults import MIN_COMPARISONS, SEED
 from ..io import InputError
 from ..results import RunResults
+from ..tables import takes_tables
 from ._sampler import (
     ESS_MIN,
     RHAT_MAX,
@@ -56,7 +57,7 @@ from ._sampler import (
     rhat,
     run_nuts,
 )
-from .comparisons import resolve_ties, validate_comparisons
+from .comparisons import COMPARISONS, resolve_ties, validate_comparisons
 from .design import Design, agent_table, build_design, tidy_rows
 
 __all__ = [
@@ -553,6 +554,7 @@ class BradleyTerry:
     >>> print(res.summary()); res.abilities.head()
     """
 
+    @takes_tables(comparisons=COMPARISONS)
     def __init__(
         self,
         comparisons: pd.DataFrame,

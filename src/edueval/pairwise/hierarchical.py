@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from ..defaults import SEED
+from ..tables import takes_tables
 from ._sampler import (
     ESS_MIN,
     RHAT_MAX,
@@ -63,6 +64,7 @@ from .bradley_terry import (
     nuts_seed,
     tidy_rows,
 )
+from .comparisons import COMPARISONS
 
 __all__ = ["HierarchicalBradleyTerry", "HierarchicalResults"]
 
@@ -347,6 +349,7 @@ class HierarchicalBradleyTerry:
         Blender - GPT-3).  Default: sorted names.
     """
 
+    @takes_tables(comparisons=COMPARISONS)
     def __init__(
         self,
         comparisons: pd.DataFrame,

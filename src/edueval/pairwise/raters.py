@@ -35,7 +35,9 @@ import numpy as np
 import pandas as pd
 
 from ..defaults import RATER_TIES, SEED
+from ..tables import takes_tables
 from .bradley_terry import BradleyTerry, BradleyTerryResults, tidy_rows
+from .comparisons import COMPARISONS
 
 __all__ = ["RaterModel", "RaterResults"]
 
@@ -167,6 +169,7 @@ class RaterModel:
     ties, seed : as in :class:`~edueval.pairwise.bradley_terry.BradleyTerry`.
     """
 
+    @takes_tables(comparisons=COMPARISONS)
     def __init__(
         self,
         comparisons: pd.DataFrame,
