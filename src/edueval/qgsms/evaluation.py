@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 
 from ..io import InputError
-from ..items.data import read_items
+from ..items.data import ITEMS, read_items
 from ..items.pairs import DEFAULT_ALPHA
 from ..models.budget import (
     DEFAULT_MAX_FAILURES,
@@ -47,7 +47,8 @@ from ..models.budget import (
 from ..models.evaluate import is_client, model_label, open_client
 from ..models.types import ModelStats
 from ..results import RunResults
-from .data import as_source, read_judgements, read_pairs
+from ..tables import takes_tables
+from .data import JUDGEMENTS, JUDGEMENTS_READ, PAIRS, as_source, read_judgements, read_pairs
 from .judging import SEED_RULE, check_config, judge_pairs
 from .methods import MethodConfig
 from .ranking import anova, bt_abilities, rank_correlations, ranking_scores, true_measures
@@ -72,6 +73,7 @@ TABLES = ("pairs", "accuracy", "binomial", "alpha_curve", "failures", "ranking",
           "rank_correlations", "anova")  # fmt: skip
 
 
+@takes_tables(judgements=JUDGEMENTS)
 def score_judgements(
     judgements: pd.DataFrame,
     alpha: dict[str, float] | None = None,
@@ -445,6 +447,7 @@ def prepare(
                       params=params)  # fmt: skip
 
 
+@takes_tables(pairs=PAIRS, items=ITEMS)
 def evaluate(
     pairs: str | Path | pd.DataFrame | list[dict],
     items: str | Path | pd.DataFrame | list[dict],
@@ -505,6 +508,7 @@ def evaluate(
     return result
 
 
+@takes_tables(judgements=JUDGEMENTS_READ)
 def score(judgements: Any, *, bradley_terry: bool = True, seed: int = 0) -> QGSMSScores:
     """Recompute every score from one or more ``judgements.csv`` tables (paths, DataFrames or
     one list of records; checked as ``qgsms score`` checks them), as ``qgsms score`` does."""
