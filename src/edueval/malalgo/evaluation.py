@@ -38,7 +38,8 @@ from ..models.budget import (
 from ..models.evaluate import EvalOutcome, evaluate_requests, model_label
 from ..models.types import ChatResult, ModelStats
 from ..results import RunResults
-from .data import read_questions
+from ..tables import takes_tables
+from .data import QUESTIONS, READ_QUESTIONS, read_questions
 from .metrics import breakdown, score_table, summary
 from .tasks import Task, build_tasks, read_answer
 
@@ -67,6 +68,7 @@ def _readable(result: ChatResult, scoring: str) -> tuple[str | None, str] | None
     return None if read[1] == "unparseable" else read
 
 
+@takes_tables(questions=READ_QUESTIONS)
 def scored_frame(questions: pd.DataFrame, tasks, results, scoring: str) -> pd.DataFrame:
     """One row per prompt: what was asked, what came back, how it was read, and whether right."""
     meta = questions.set_index(questions["id"].astype(str))
@@ -252,6 +254,7 @@ class MalAlgoEvaluation(RunResults):
         return "\n".join(lines)
 
 
+@takes_tables(questions=QUESTIONS)
 def evaluate(
     questions: str | Path | pd.DataFrame,
     model: Any,
