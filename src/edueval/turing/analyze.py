@@ -31,7 +31,7 @@ from ..defaults import TURING_SE
 from ..io import InputError, as_table, check_unique, line_of
 from ..results import RunResults
 from ..stats import wilson_interval
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, takes_tables
 from .stats import (
     CLUSTER_SE,
     DEFAULT_SE,
@@ -95,6 +95,14 @@ def parse_chosen(value: str) -> frozenset[str] | None:
     return tokens
 
 
+#: The gates of a Phase-2 choices table (:func:`takes_tables`): as given (the reader checks it)
+#: and as read (its ``is_<source>`` indicator columns added).
+CHOICES = Table.of(CHOICES_SCHEMA, "choices", self_checked=True)
+READ_CHOICES = Table("choices", ("student", "question", "chosen", "is_correct", "is_ai",
+                                 "is_human", "is_random"), paths=False)  # fmt: skip
+
+
+@takes_tables(data=CHOICES)
 def read_choices(data: str | Path | pd.DataFrame) -> pd.DataFrame:
     """Read and validate a Phase-2 choices file, or the user's own DataFrame (validated the same
     way, errors naming "choices DataFrame"); adds boolean columns ``is_<source>``."""
@@ -141,6 +149,7 @@ def check_phase1(choices: pd.DataFrame, phase1_path: str | Path) -> None:
             )
 
 
+@takes_tables(choices=READ_CHOICES)
 def choice_counts(choices: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     """Per-student counts ``[G, 8]`` in :data:`~.stats.FIELDS` order, and the student ids."""
     ind = pd.DataFrame(
@@ -394,6 +403,7 @@ def _is_read(choices: object) -> bool:
         f"is_{s}" for s in SOURCES)} <= set(map(str, choices.columns))  # fmt: skip
 
 
+@takes_tables(choices=CHOICES)
 def analyze_choices(
     choices: str | Path | pd.DataFrame,
     *,

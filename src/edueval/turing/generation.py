@@ -71,7 +71,8 @@ from ..models.budget import (
 )
 from ..models.evaluate import evaluate_requests, is_client, open_client
 from ..models.types import ModelStats
-from .data import misconception_tuples, read_phase1, same_answer
+from ..tables import takes_tables
+from .data import PHASE1, misconception_tuples, read_phase1, same_answer
 from .keycheck import KEY_CHECKS, evaluate_question, key_check
 
 __all__ = [
@@ -580,6 +581,7 @@ def _enter(stack: ExitStack, model: Any) -> Any:
     return stack.enter_context(open_client(model))
 
 
+@takes_tables(phase1=PHASE1)
 def generate(
     phase1: str | Path | pd.DataFrame | list[dict],
     model: Any = None,
