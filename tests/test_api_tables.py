@@ -181,3 +181,49 @@ def test_a_near_miss_column_is_refused(label, fn, param):
     exc = _refused(label, fn, param, _frame(spec, rename=column))
     if len(fn.__edueval_tables__) == 1:
         assert _near_miss(column) in str(exc) or column in str(exc), str(exc)
+
+
+# -- the audit's cases ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def responses() -> pd.DataFrame:
+    from edueval.kt import BKTParams, simulate
+
+    params = {"s1": BKTParams(0.3, 0.2, 0.2, 0.1), "s2": BKTParams(0.5, 0.1, 0.15, 0.1)}
+    return simulate(params, n_students=20, n_opportunities=6, seed=3)
+
+
+def test_bkt_fit_refuses_a_misspelt_order_column(responses):
+    """``ordr`` for ``order``: refused as ``kt fit`` refuses it, not fitted in row order."""
+    from edueval.kt import BKT
+
+    with pytest.raises(InputError, match="did you mean 'order'"):
+        BKT().fit(responses.rename(columns={"order": "ordr"}))
+
+
+def test_bkt_takes_records_and_structured_arrays_and_refuses_bare_arrays(responses):
+    from edueval.kt import BKT
+
+    cols = ["student", "skill", "order", "correct"]
+    expected = BKT(n_restarts=2).fit(responses[cols]).params_
+    records = responses[cols].to_dict("records")
+    pd.testing.assert_frame_equal(BKT(n_restarts=2).fit(records).params_, expected)
+    structured = responses[cols].to_records(index=False)
+    pd.testing.assert_frame_equal(BKT(n_restarts=2).fit(structured).params_, expected)
+    with pytest.raises(InputError, match="responses table: .* without column names"):
+        BKT().fit(responses[["order", "correct"]].to_numpy())
+
+
+def test_read_comparisons_takes_a_dataframe_as_the_readme_says(tmp_path):
+    from edueval.pairwise import bundled_folder, import_teacher_test, read_comparisons
+
+    data = import_teacher_test(bundled_folder() / "items.jsonl").head(40)
+    path = tmp_path / "c.csv"
+    data.to_csv(path, index=False)
+    from_file = read_comparisons(path)
+    from_frame = read_comparisons(data)
+    pd.testing.assert_frame_equal(from_frame.reset_index(drop=True)[list(data.columns)],
+                                  from_file.reset_index(drop=True)[list(data.columns)])  # fmt: skip
+    with pytest.raises(InputError, match="did you mean 'rater'"):
+        read_comparisons(data.rename(columns={"rater": "ratr"}))

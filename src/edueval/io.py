@@ -442,6 +442,8 @@ def read_table(
 
 
 def _kind(data: object) -> str:
+    if hasattr(data, "tocsr") or type(data).__module__.startswith("scipy.sparse"):
+        return "a sparse matrix (sparse input is not supported)"
     if isinstance(data, np.ndarray):
         return f"a {data.ndim}-D numpy array without column names"
     return f"a {type(data).__name__}"
@@ -458,13 +460,15 @@ def as_frame(data: object, *, name: str = "table") -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
     what = f"{name} table"
+    sparse = hasattr(data, "tocsr") or type(data).__module__.startswith("scipy.sparse")
     if isinstance(data, np.ndarray) and data.dtype.names:
         return pd.DataFrame.from_records(data)
-    if isinstance(data, (list, tuple)) and data and all(isinstance(r, dict) for r in data):
+    if isinstance(data, (list, tuple)) and len(data) and all(isinstance(r, dict) for r in data):
         return pd.DataFrame.from_records(list(data))
     if (
         isinstance(data, dict)
-        and data
+        and not sparse
+        and len(data)
         and all(isinstance(v, (list, tuple, np.ndarray, pd.Series)) for v in data.values())
     ):
         lengths = {len(v) for v in data.values()}

@@ -362,7 +362,8 @@ def takes_tables(**tables: Table) -> Callable[[F], F]:
     Each named parameter (a DataFrame, records, a dict of columns, a structured array, or a
     path where the function reads files) is turned into a DataFrame by
     :func:`~edueval.io.as_frame` and its header checked by :meth:`Schema.check_header`
-    (missing and near-miss columns) before the function runs; anything else is refused with an
+    (missing and near-miss columns) before the function runs (an estimator's methods other than
+    ``fit`` first check that it is fitted); anything else is refused with an
     :class:`~edueval.io.InputError` (a ``ValueError``) naming the table.  The declarations are
     kept on the function as ``__edueval_tables__`` (the public-API walk in
     tests/test_api_tables.py feeds every declared table a near miss, a missing column and a
@@ -377,6 +378,9 @@ def takes_tables(**tables: Table) -> Callable[[F], F]:
         def gate(*args: Any, **kwargs: Any) -> Any:
             bound = sig.bind_partial(*args, **kwargs)
             given = {**defaults, **bound.arguments}
+            owner = given.get("self")
+            if fn.__name__ not in ("fit", "__init__") and hasattr(owner, "_check_fitted"):
+                owner._check_fitted()  # scikit-learn's order: not fitted, before the data
             for param, spec in tables.items():
                 if param in bound.arguments and bound.arguments[param] is not None:
                     bound.arguments[param] = spec.check(bound.arguments[param], param, given)
