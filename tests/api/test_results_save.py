@@ -382,3 +382,21 @@ def test_compare_names_open_clients_and_saves_the_commands_folder(sandbox, tmp_p
         data["runs"] = [{k: v for k, v in r.items() if k != "folder"} for r in data["runs"]]
         path.write_text(json.dumps(data))
     assert_same_folder(saved, cli / "cmp", params_from_inputs=("runs",), call_columns=("folder",))
+
+
+def test_pairwise_summarize(sandbox, tmp_path):
+    import numpy as np
+
+    from edueval.pairwise import read_abilities, summarize
+
+    rng = np.random.default_rng(4)
+    rows = [{"item": f"i{i}", "attribute": attr, "agent": agent, "alpha_mean": m,
+             "alpha_hdi_low": m - 0.8, "alpha_hdi_high": m + 0.8}
+            for i in range(6) for attr in ("help", "tone")
+            for agent, m in zip(("teacher", "gpt", "blender"), rng.normal([0.5, 0, -0.5], 0.4),
+                                strict=True)]  # fmt: skip
+    path = sandbox.cli_dir / "abilities.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    cli = sandbox.cli("pairwise", "summarize", path, "--out", "sum")
+    res = summarize(read_abilities(path))
+    save_and_compare(res, cli / "sum", tmp_path)

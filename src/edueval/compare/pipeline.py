@@ -199,7 +199,7 @@ def write_comparison(run: RunDir, res: Comparison) -> dict[str, Any]:
     run.table("discordant", res.discordant)
     run.table("runs", res.runs)
     rep: Report = comparison_report(res, res.notes)
-    results = res.results()
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
 

@@ -108,7 +108,7 @@ def write_dif(run: RunDir, res: DIFResult, source: str) -> dict:
     """The run folder of ``items dif`` from its results (the command and
     :meth:`DIFResult.save` both write through here)."""
     run.table("dif", res.items)
-    results = res.results()
+    results = dict(res.headline())
     run.finish(results, _report(res, source))
     return results
 

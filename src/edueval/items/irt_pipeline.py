@@ -92,7 +92,7 @@ def write_irt(run: RunDir, res: IRTResults, source: str) -> dict:
         f"({res.se_method}); S-X2 item fit (Orlando-Thissen) with df and p."
     ).table(res.items.reset_index())
     _figures(res, rep)
-    results = res.results()
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
 
@@ -144,6 +144,6 @@ def write_irt_compare(run: RunDir, cmp: IRTComparison, source: str) -> dict:
         ax.set_ylabel(f"{p} (simulated)")
     sec.figure(fig, "Item parameters with 95% intervals; the line is equality")
     sec.table(t.reset_index())
-    results = cmp.results()
+    results = dict(cmp.headline())
     run.finish(results, rep.render())
     return results

@@ -155,7 +155,7 @@ def write_analysis(run: RunDir, res: ItemAnalysis, source: str) -> dict:
         run.text("items.jsonl", items_jsonl(ItemData(res.questions, pd.DataFrame())))
     rep = Report("Test-item analysis", source)
     _analysis_report(res, rep)
-    results = res.results()
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
 

@@ -204,7 +204,9 @@ def write_run(run: RunDir, res: MalAlgoEvaluation, source: str) -> dict:
     )
     for name, table in tables.items():
         run.table(name, table)
-    results = {k: v for k, v in res.results().items() if k not in ("model_failures", "complete")}
+    results = {
+        k: v for k, v in dict(res.headline()).items() if k not in ("model_failures", "complete")
+    }
     return finish_model_run(run, results, rep, res.budget)
 
 

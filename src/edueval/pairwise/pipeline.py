@@ -30,6 +30,8 @@ __all__ = [
     "check_sampler_options",
     "fit_run",
     "save_fit",
+    "save_summary",
+    "write_summary",
     "write_fit",
     "hierarchical_run",
     "import_run",
@@ -358,7 +360,7 @@ def _fit_tables(run: RunDir, res: Any) -> dict:
         run.table(name, table)
     if len(res.skipped):
         run.table("skipped", res.skipped)
-    return res.results()
+    return dict(res.headline())
 
 
 def _ml_fit_run(
@@ -580,16 +582,29 @@ def summarize_run(
         },
         inputs=_inputs(abilities=src, scores=scores_path),
     )
+    return write_summary(run, res, str(src))
+
+
+def write_summary(run: RunDir, res: SummaryResults, source: str) -> dict:
+    """The tables, report and results.json of ``pairwise summarize`` (the command and
+    :meth:`SummaryResults.save` both write through here)."""
     run.table("anova", res.anova)
     run.table("tukey", res.tukey)
     run.table("table3", res.table3)
     if res.correlation is not None:
         run.table("correlation", res.correlation)
-    results = {"anova": res.anova, "tukey": res.tukey, "table3": res.table3}
-    if res.correlation is not None:
-        results["correlation"] = res.correlation
-    run.finish(results, _summary_report(res, "Per-item abilities across agents", str(src)).render())
+    results = dict(res.headline())
+    run.finish(results, _summary_report(res, "Per-item abilities across agents", source).render())
     return results
+
+
+def save_summary(res: SummaryResults, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`SummaryResults.save`: the folder ``pairwise summarize`` writes."""
+    params = {"score_column": res.params.get("score_column"),
+              "agent_order": res.params.get("agent_order")}  # fmt: skip
+    run = saved_run(folder, "pairwise summarize", params=params, overwrite=overwrite)
+    write_summary(run, res, "results from Python")
+    return run.path
 
 
 def hierarchical_report_section(

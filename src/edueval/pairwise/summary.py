@@ -15,15 +15,17 @@ Per attribute, from the per-(item, agent) posterior means of alpha:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from ..io import InputError, as_table
+from ..results import RunResults
 from ..tables import Col, Schema, Table, takes_tables
 from .bradley_terry import tidy_rows
 
@@ -89,13 +91,24 @@ def read_scores(path: str | Path | pd.DataFrame, column: str = "score") -> pd.Da
 
 
 @dataclass
-class SummaryResults:
-    """ANOVA, Tukey HSD, Table 3 and (optionally) correlations, per attribute."""
+class SummaryResults(RunResults):
+    """ANOVA, Tukey HSD, Table 3 and (optionally) correlations, per attribute; ``params``: the
+    options, as ``pairwise summarize`` records them."""
 
     anova: pd.DataFrame
     tukey: pd.DataFrame
     table3: pd.DataFrame
     correlation: pd.DataFrame | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    _writer = "edueval.pairwise.pipeline:save_summary"
+
+    def headline(self) -> dict[str, Any]:
+        """``pairwise summarize``'s results.json: the tables, as records."""
+        out: dict[str, Any] = {"anova": self.anova, "tukey": self.tukey, "table3": self.table3}
+        if self.correlation is not None:
+            out["correlation"] = self.correlation
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy rows ``table, attribute, agent, measure, value, ci_low, ci_high``: ``anova``
@@ -226,7 +239,9 @@ def summarize(
         ),
         table3=pd.DataFrame(t3_rows),
         correlation=pd.DataFrame(corr_rows) if corr_rows else None,
-    )
+        params={"score_column": (score_column or "score") if scores is not None else None,
+                "agent_order": list(agent_order) if agent_order is not None else None},
+    )  # fmt: skip
 
 
 def _table3_row(sub: pd.DataFrame, attr: str, agent: str) -> dict:

@@ -186,7 +186,9 @@ def write_run(run: RunDir, res: QGSMSEvaluation, source: str) -> dict:
     rep = _report("Question evaluation with simulated students (QG-SMS and baselines)",
                   f"{source}, model {res.params.get('model')}, methods {', '.join(res.methods)}",
                   res.tables, res.cost, res.robustness, res.stats.summary())  # fmt: skip
-    results = {k: v for k, v in res.results().items() if k not in ("model_failures", "complete")}
+    results = {
+        k: v for k, v in dict(res.headline()).items() if k not in ("model_failures", "complete")
+    }
     return finish_model_run(run, results, rep, res.budget)
 
 
@@ -215,7 +217,7 @@ def write_score(run: RunDir, res: QGSMSScores, source: str) -> dict:
     :meth:`QGSMSScores.save`)."""
     _write_tables(run, res)
     rep = _report("QG-SMS: scores", source, res.tables, None, None, None)
-    results = res.results()
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
 

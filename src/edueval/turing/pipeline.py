@@ -160,7 +160,7 @@ def write_analysis(run: RunDir, res: TuringResults, source: str) -> dict:
     )
     for name, t in res.extra.items():
         rep.section(name.replace("_", " ")).table(t)
-    results = res.results()
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
 

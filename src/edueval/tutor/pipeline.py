@@ -117,7 +117,9 @@ def write_run(run: RunDir, res: TutorReplies, source: str) -> dict:
     rep.section("First replies").table(
         table[["dialogue", "student", "real_reply", "ai_reply", "status", "f1"]].head(20)
     )
-    results = {k: v for k, v in res.results().items() if k not in ("model_failures", "complete")}
+    results = {
+        k: v for k, v in dict(res.headline()).items() if k not in ("model_failures", "complete")
+    }
     return finish_model_run(run, results, rep, res.budget)
 
 

@@ -83,7 +83,7 @@ def write_fit_model(run: RunDir, source: str, model: BKT) -> dict:
 
             rep.section("Likelihood").text(LIKELIHOOD_NOTE)
     _convergence(rep, model, table)
-    results = model.results()
+    results = dict(model.headline())
     run.finish(results, rep.render())
     return results
 
