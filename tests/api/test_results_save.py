@@ -248,7 +248,7 @@ def test_pairwise_fit_nuts(sandbox, tmp_path, comparisons_csv):
 
 #: results.json entries of a model run that are no numbers of the analysis: timings, and the
 #: counts of the calls answered from the cache (the command's run filled it)
-_CALL_BOUND = ("seconds", "model_calls")
+_CALL_BOUND = ("seconds", "model_calls", "model_calls_by_client")
 #: config.json entries that only a command's call log gives (what answered: model provenance)
 _CALL_LOG = ("model", "models")
 
@@ -400,3 +400,21 @@ def test_pairwise_summarize(sandbox, tmp_path):
     cli = sandbox.cli("pairwise", "summarize", path, "--out", "sum")
     res = summarize(read_abilities(path))
     save_and_compare(res, cli / "sum", tmp_path)
+
+
+def test_turing_generate(sandbox, tmp_path, serve):
+    from edueval.turing import generate
+
+    from .test_api_turing_generate import PHASE1, Script
+
+    serve(Script())
+    path = sandbox.cli_dir / "phase1.csv"
+    pd.DataFrame(PHASE1, columns=["student", "question", "answer", "correct_answer"]).to_csv(
+        path, index=False
+    )
+    cli = sandbox.cli("turing", "generate", path, "--model", MODEL, "--out", "run")
+    with sandbox.monkeypatch.context() as m:
+        m.setenv("OPENAI_BASE_URL", sandbox.env["OPENAI_BASE_URL"])
+        m.setenv("EDUEVAL_CACHE_DIR", str(sandbox.cache))
+        res = generate(path, MODEL)
+    _compare_model_run(res, cli / "run", tmp_path)
