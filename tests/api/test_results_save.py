@@ -237,6 +237,7 @@ def test_pairwise_fit_ml(sandbox, tmp_path, comparisons_csv):
     _compare_fits(res, cli / "fit", tmp_path)
 
 
+@pytest.mark.slow  # NUTS: compiling the sampler
 def test_pairwise_fit_nuts(sandbox, tmp_path, comparisons_csv):
     from edueval.pairwise import BradleyTerry, read_comparisons
 
@@ -418,3 +419,17 @@ def test_turing_generate(sandbox, tmp_path, serve):
         m.setenv("EDUEVAL_CACHE_DIR", str(sandbox.cache))
         res = generate(path, MODEL)
     _compare_model_run(res, cli / "run", tmp_path)
+
+
+@pytest.mark.slow  # NUTS: compiling the sampler
+def test_pairwise_raters(sandbox, tmp_path):
+    from edueval.pairwise import RaterModel, bundled_folder, import_teacher_test, read_comparisons
+
+    data = import_teacher_test(bundled_folder() / "items.jsonl")
+    data = data[data["rater"].isin(data["rater"].value_counts().index[:4])]  # 4 raters
+    path = sandbox.cli_dir / "four.csv"
+    data.to_csv(path, index=False)
+    cli = sandbox.cli("pairwise", "raters", path, "--per", "rater", "--chains", 1, "--warmup",
+                      60, "--draws", 60, "--out", "raters")  # fmt: skip
+    res = RaterModel(read_comparisons(path), per="rater").fit(chains=1, warmup=60, draws=60)
+    _compare_fits(res, cli / "raters", tmp_path)

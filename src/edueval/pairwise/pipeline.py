@@ -21,7 +21,7 @@ from .figures import alpha_boxplots, difference_forest, order_effects, reliabili
 from .hierarchical import HierarchicalBradleyTerry, HierarchicalResults
 from .ml_fit import MLResults
 from .quality import RELIABILITY_COLUMNS, reliability_sentence
-from .raters import RaterModel
+from .raters import RaterModel, RaterResults
 from .summary import SummaryResults, read_abilities, read_scores, summarize
 from .teacher_test import import_teacher_test
 
@@ -30,6 +30,8 @@ __all__ = [
     "check_sampler_options",
     "fit_run",
     "save_fit",
+    "save_raters",
+    "write_raters",
     "save_summary",
     "write_summary",
     "write_fit",
@@ -479,20 +481,35 @@ def raters_run(
     res = RaterModel(df, per=per, ties=ties, seed=seed).fit(
         chains=chains, warmup=warmup, draws=draws, progress=_progress.enabled()
     )
+    res.reference = reference
     if warn:
         for w in res.fit.warnings():
             warn(w)
+    return write_raters(run, res, str(data_path), str(compare_path))
+
+
+def _raters_params(res: RaterResults) -> dict[str, Any]:
+    p = res.params
+    return {"per": res.per, "ties": p["ties"], "chains": p["chains"], "warmup": p["warmup"],
+            "draws": p["draws"], "sampler_versions": sampler_versions()}  # fmt: skip
+
+
+def save_raters(res: RaterResults, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`RaterResults.save`: the folder ``pairwise raters`` writes."""
+    run = saved_run(folder, "pairwise raters", params=_raters_params(res),
+                    seed=res.params.get("seed"), overwrite=overwrite)  # fmt: skip
+    write_raters(run, res, "results from Python", "the reference list")
+    return run.path
+
+
+def write_raters(run: RunDir, res: RaterResults, source: str, reference_source: str) -> dict:
+    """The tables, report and results.json of ``pairwise raters`` (the command and
+    :meth:`RaterResults.save` both write through here)."""
+    per, ties, seed = res.per, res.params["ties"], res.params.get("seed")
     run.table("raters", res.raters)
     run.table("groups", res.groups)
-    results: dict = {
-        "n_raters": len(res.raters),
-        "n_flagged": len(res.flagged),
-        "flagged": res.flagged,
-        "n_misfit": len(res.misfitting),
-        "misfit": res.misfitting,
-        **res.fit.diagnostics(),
-    }
-    rep = Report("Rater order effects", f"{data_path}, per {per}, ties: {ties}, seed {seed}")
+    results = dict(res.headline())
+    rep = Report("Rater order effects", f"{source}, per {per}, ties: {ties}, seed {seed}")
     sec = rep.section("Model")
     sec.text(
         "Per rater" + (" and attribute" if per == "attribute" else "") + ": P(first preferred) = "
@@ -505,11 +522,10 @@ def raters_run(
     )
     for w in res.fit.warnings():
         sec.text("Warning: " + w)
-    if reference is not None:
-        ov = res.overlap(reference)
-        results["overlap"] = ov
+    if res.reference is not None:
+        ov = results["overlap"]
         rep.section("Overlap with the reference list").text(
-            f"{compare_path}: {ov['n_reference']} rater(s), {ov['n_reference_in_data']} in the "
+            f"{reference_source}: {ov['n_reference']} rater(s), {ov['n_reference_in_data']} in the "
             f"data; flagged by both: {ov['n_both']}; only in the reference: "
             f"{', '.join(ov['reference_only']) or 'none'}; flagged here only: "
             f"{', '.join(ov['flagged_only']) or 'none'}."
