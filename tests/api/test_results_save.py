@@ -433,3 +433,21 @@ def test_pairwise_raters(sandbox, tmp_path):
                       60, "--draws", 60, "--out", "raters")  # fmt: skip
     res = RaterModel(read_comparisons(path), per="rater").fit(chains=1, warmup=60, draws=60)
     _compare_fits(res, cli / "raters", tmp_path)
+
+
+def test_kt_compare(sandbox, tmp_path, kt_sim):
+    from edueval.kt import compare_models
+
+    cli = sandbox.cli("kt", "compare", kt_sim / "responses.csv", "--models", "bkt,afm",
+                      "--folds", 2, "--restarts", 2, "--out", "cmp")  # fmt: skip
+    res = compare_models(pd.read_csv(kt_sim / "responses.csv"), ["bkt", "afm"], n_folds=2,
+                         n_restarts=2)  # fmt: skip
+    timings = ("seconds", "seconds_full_fit")
+    check_results_object_except(res, cli / "cmp", ("table",))
+    saved = res.save(tmp_path / "saved")
+    for folder in (saved, cli / "cmp"):
+        path = folder / "results.json"
+        data = json.loads(path.read_text())
+        data["table"] = [{k: v for k, v in r.items() if k not in timings} for r in data["table"]]
+        path.write_text(json.dumps(data))
+    assert_same_folder(saved, cli / "cmp", call_columns=timings)
