@@ -451,3 +451,13 @@ def test_kt_compare(sandbox, tmp_path, kt_sim):
         data["table"] = [{k: v for k, v in r.items() if k not in timings} for r in data["table"]]
         path.write_text(json.dumps(data))
     assert_same_folder(saved, cli / "cmp", call_columns=timings)
+
+
+def test_pairwise_simulate(sandbox, tmp_path):
+    from edueval.pairwise import SimulationConfig, simulate
+
+    cli = sandbox.cli("pairwise", "simulate", "--objects", 6, "--judges", 4, "--judgements", 60,
+                      "--replications", 2, "--split-half-repeats", 2, "--out", "sim")  # fmt: skip
+    cfg = SimulationConfig(n_objects=6, n_judges=4, judgements=60, replications=2,
+                           split_half_repeats=2)  # fmt: skip
+    save_and_compare(simulate(cfg), cli / "sim", tmp_path)

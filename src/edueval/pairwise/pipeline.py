@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -25,11 +25,16 @@ from .raters import RaterModel, RaterResults
 from .summary import SummaryResults, read_abilities, read_scores, summarize
 from .teacher_test import import_teacher_test
 
+if TYPE_CHECKING:
+    from .simulation import SimulationResults
+
 __all__ = [
     "POSTERIOR_FILE",
     "check_sampler_options",
     "fit_run",
     "save_fit",
+    "save_simulation",
+    "write_simulation",
     "save_raters",
     "write_raters",
     "save_summary",
@@ -721,29 +726,36 @@ def simulate_run(out: Path, cfg, *, executor=None) -> dict:
         seed=cfg.seed,
     )
     res = simulate(cfg, executor=executor)
+    return write_simulation(run, res)
+
+
+def save_simulation(res: SimulationResults, folder: str | Path, *,
+                    overwrite: bool = False) -> Path:  # fmt: skip
+    """:meth:`SimulationResults.save`: the folder ``pairwise simulate`` writes."""
+    cfg = res.config
+    params = {**{k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.__dict__.items()},
+              "budgets": cfg.checkpoints(),
+              "executor": res.params.get("executor") or InProcess().describe()}  # fmt: skip
+    run = saved_run(folder, "pairwise simulate", params=params, seed=cfg.seed, overwrite=overwrite)
+    write_simulation(run, res)
+    return run.path
+
+
+def write_simulation(run: RunDir, res: SimulationResults) -> dict:
+    """The tables, report and results.json of ``pairwise simulate`` (the command and
+    :meth:`SimulationResults.save` both write through here)."""
+    from .simulation import __doc__ as how
+
+    cfg = res.config
     run.table("budgets", res.budgets)
     run.table("replications", res.replications)
     run.table("to_target", res.to_target)
-    results: dict[str, Any] = {
-        "target": cfg.target,
-        "judgements_to_target": {
-            r.pairing: (None if pd.isna(r.judgements_to_target) else r.judgements_to_target)
-            for r in res.to_target.itertuples()
-        },
-        "adaptive_saving": res.saving(),
-        "budgets": res.budgets,
-        "trustworthy_reliability": (
-            "SSR under random pairing; under adaptive pairing the split-half reliability between "
-            "the two panels of judges, which chose their pairs independently (SSR is inflated)"
-        ),
-    }
+    results = dict(res.headline())
     rep = Report(
         "Simulated comparative judgement: reliability by pairing policy",
         f"{cfg.n_objects} objects, {cfg.n_judges} judges ({cfg.n_misfitting} at random), "
         f"spread {cfg.spread}, {cfg.replications} replications, seed {cfg.seed}",
     )
-    from .simulation import __doc__ as how
-
     rep.section("Design").text(*[p.strip() for p in (how or "").split("\n\n") if p.strip()][:4])
     sec = rep.section("Reliability per budget of judgements")
     sec.text(
