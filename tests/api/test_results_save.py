@@ -461,3 +461,14 @@ def test_pairwise_simulate(sandbox, tmp_path):
     cfg = SimulationConfig(n_objects=6, n_judges=4, judgements=60, replications=2,
                            split_half_repeats=2)  # fmt: skip
     save_and_compare(simulate(cfg), cli / "sim", tmp_path)
+
+
+def test_kt_crossvalidate(sandbox, tmp_path, kt_sim):
+    from edueval.kt import cross_validate, make_model
+
+    cli = sandbox.cli("kt", "crossvalidate", kt_sim / "responses.csv", "--folds", 2,
+                      "--restarts", 2, "--out", "cv")  # fmt: skip
+    res = cross_validate(pd.read_csv(kt_sim / "responses.csv"),
+                         lambda: make_model("bkt", seed=1, n_restarts=2), n_folds=2, name="bkt")  # fmt: skip
+    # n_restarts: inside the model the library is given (make_model), unknown to the results
+    save_and_compare(res, cli / "cv", tmp_path, params_from_inputs=("n_restarts",))
