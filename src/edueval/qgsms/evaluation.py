@@ -447,7 +447,8 @@ def prepare(
                       params=params)  # fmt: skip
 
 
-@takes_tables(pairs=PAIRS, items=ITEMS)
+# lists of records go to the body as they are: it checks the options before any table
+@takes_tables(pairs=replace(PAIRS, also=(list, tuple)), items=replace(ITEMS, also=(list, tuple)))
 def evaluate(
     pairs: str | Path | pd.DataFrame | list[dict],
     items: str | Path | pd.DataFrame | list[dict],
