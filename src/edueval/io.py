@@ -497,7 +497,7 @@ def as_table(
     rows are not numbered as lines.  An empty frame is refused as an empty file is.
     """
     if isinstance(data, (str, os.PathLike)):
-        return read_table(data, text_columns=text_columns, encoding=encoding)
+        return read_table(os.fspath(data), text_columns=text_columns, encoding=encoding)
     data = as_frame(data, name=name)
     label = f"{name} DataFrame"
     if len(data.columns) == 0 or len(data) == 0:

@@ -378,7 +378,7 @@ def takes_tables(**tables: Table) -> Callable[[F], F]:
         def gate(*args: Any, **kwargs: Any) -> Any:
             bound = sig.bind_partial(*args, **kwargs)
             given = {**defaults, **bound.arguments}
-            owner = given.get("self")
+            owner: Any = given.get("self")
             if fn.__name__ not in ("fit", "__init__") and hasattr(owner, "_check_fitted"):
                 owner._check_fitted()  # scikit-learn's order: not fitted, before the data
             for param, spec in tables.items():

@@ -337,7 +337,7 @@ def write_fit(
     if posterior:
         results["posterior"] = posterior
     seed = res.params.get("seed")
-    if res.method == "ml":
+    if isinstance(res, MLResults):
         rep = _ml_report(
             res, f"{source}, ties: {res.ties}, ridge {res.params['ridge']}, seed {seed}"
         )

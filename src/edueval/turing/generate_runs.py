@@ -86,7 +86,7 @@ def generate_run(
                                     "max_failures": str(max_failures)})  # fmt: skip
     # the models that answered, as their clients name them
     res.model = res.model or model_name
-    res.generator_model = res.generator_model or params["generator_model"]
+    res.generator_model = res.generator_model or generator_name or model_name
     run.config["params"].update(model=res.model, generator_model=res.generator_model)
     if log:
         log(res.stats.summary())
