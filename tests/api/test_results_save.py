@@ -472,3 +472,14 @@ def test_kt_crossvalidate(sandbox, tmp_path, kt_sim):
                          lambda: make_model("bkt", seed=1, n_restarts=2), n_folds=2, name="bkt")  # fmt: skip
     # n_restarts: inside the model the library is given (make_model), unknown to the results
     save_and_compare(res, cli / "cv", tmp_path, params_from_inputs=("n_restarts",))
+
+
+@pytest.mark.slow  # NUTS: compiling the sampler
+def test_pairwise_hierarchical(sandbox, tmp_path, comparisons_csv):
+    from edueval.pairwise import HierarchicalBradleyTerry, read_comparisons
+
+    cli = sandbox.cli("pairwise", "hierarchical", comparisons_csv, "--chains", 1, "--warmup", 60,
+                      "--draws", 60, "--out", "h")  # fmt: skip
+    res = HierarchicalBradleyTerry(read_comparisons(comparisons_csv)).fit(chains=1, warmup=60,
+                                                                         draws=60)  # fmt: skip
+    _compare_fits(res, cli / "h", tmp_path)

@@ -33,6 +33,8 @@ __all__ = [
     "check_sampler_options",
     "fit_run",
     "save_fit",
+    "save_hierarchical",
+    "write_hierarchical",
     "save_simulation",
     "write_simulation",
     "save_raters",
@@ -693,18 +695,40 @@ def hierarchical_run(
     res = HierarchicalBradleyTerry(df, ties=ties, seed=seed, agent_order=agent_order).fit(
         chains=chains, warmup=warmup, draws=draws, progress=_progress.enabled()
     )
+    res.excluded_raters = removed
     if warn:
         for w in res.warnings():
             warn(w)
+    return write_hierarchical(run, res, str(data_path))
+
+
+def write_hierarchical(run: RunDir, res: HierarchicalResults, source: str) -> dict:
+    """The tables, report and results.json of ``pairwise hierarchical`` (the command and
+    :meth:`HierarchicalResults.save` both write through here)."""
     run.table("differences", res.differences)
     run.table("agents", res.agents)
     run.table("sigma", res.sigma)
     run.table("items", res.items)
-    rep = Report("Hierarchical Bradley-Terry", f"{data_path}, ties: {ties}, seed {seed}")
+    p = res.params
+    rep = Report("Hierarchical Bradley-Terry", f"{source}, ties: {p['ties']}, seed {p['seed']}")
     hierarchical_report_section(rep, res, "Agent differences")
-    results = {"differences": res.differences, "sigma": res.sigma, **res.diagnostics()}
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
+
+
+def save_hierarchical(res: HierarchicalResults, folder: str | Path, *,
+                      overwrite: bool = False) -> Path:  # fmt: skip
+    """:meth:`HierarchicalResults.save`: the folder ``pairwise hierarchical`` writes."""
+    p = res.params
+    params = {"ties": p["ties"], "chains": p["chains"], "warmup": p["warmup"],
+              "draws": p["draws"], "agent_order": p.get("agent_order"),
+              "excluded_raters": res.excluded_raters,
+              "sampler_versions": sampler_versions()}  # fmt: skip
+    run = saved_run(folder, "pairwise hierarchical", params=params, seed=p.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_hierarchical(run, res, "results from Python")
+    return run.path
 
 
 def simulate_run(out: Path, cfg, *, executor=None) -> dict:
