@@ -133,8 +133,16 @@ def _fitted_irt() -> Any:
     return IRT(model="rasch").fit(scores)
 
 
+def _fitted_bkt() -> Any:
+    from edueval.kt import BKT, BKTParams, simulate
+
+    data = simulate({"s1": BKTParams(0.3, 0.2, 0.2, 0.1)}, n_students=10, n_opportunities=5,
+                    seed=1)  # fmt: skip
+    return BKT(n_restarts=1).fit(data)
+
+
 #: estimators whose other methods need a fit first (their tables are checked after it)
-FITTED = {"IRT": _fitted_irt}
+FITTED = {"IRT": _fitted_irt, "BKT": _fitted_bkt}
 
 
 CASES = [(label, fn, param) for label, fn in ENTRY_POINTS

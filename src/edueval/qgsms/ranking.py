@@ -32,7 +32,6 @@ import pandas as pd
 from scipy import stats
 
 from ..tables import Table, takes_tables
-from .data import JUDGEMENTS
 
 __all__ = [
     "RANKED_DIMENSIONS",
@@ -48,6 +47,9 @@ SCORE_COLUMNS = ["method", "dimension", "item", "pairs", "score", "measure"]
 #: The gates of the ranking tables (:func:`takes_tables`).
 SCORES = Table("ranking scores", tuple(SCORE_COLUMNS), paths=False)
 MEASURES = Table("true measures", ("dimension", "item", "measure"), paths=False)
+#: the judgements the rankings read (a method's verdicts on pairs, in both orders)
+VERDICTS = Table("judgements", ("method", "dimension", "a", "b", "chosen", "status"),
+                 ("measure_a", "measure_b", "pair_id", "order"), paths=False)  # fmt: skip
 BT = Table("Bradley-Terry abilities", ("method", "dimension", "item", "bt_alpha"), paths=False)
 
 
@@ -56,7 +58,7 @@ def _usable(judgements: pd.DataFrame) -> pd.DataFrame:
     return j[j["status"] != "n/a"]
 
 
-@takes_tables(judgements=JUDGEMENTS)
+@takes_tables(judgements=VERDICTS)
 def true_measures(judgements: pd.DataFrame) -> pd.DataFrame:
     """``dimension, item, measure`` from judgements with ``measure_a``/``measure_b`` (the pairs
     file's ``measure_q1``/``measure_q2``); empty when the pairs carried no measures."""
@@ -72,7 +74,7 @@ def true_measures(judgements: pd.DataFrame) -> pd.DataFrame:
     return m.drop_duplicates(["dimension", "item"]).reset_index(drop=True)
 
 
-@takes_tables(judgements=JUDGEMENTS, measures=MEASURES)
+@takes_tables(judgements=VERDICTS, measures=MEASURES)
 def ranking_scores(judgements: pd.DataFrame, measures: pd.DataFrame | None = None) -> pd.DataFrame:
     """The paper's 1 / 0.5 ranking score per method, dimension and question (with its true
     measure when ``measures`` -- ``dimension, item, measure`` -- is given)."""
@@ -104,7 +106,7 @@ def ranking_scores(judgements: pd.DataFrame, measures: pd.DataFrame | None = Non
     return out[SCORE_COLUMNS].sort_values(["method", "dimension", "item"], ignore_index=True)
 
 
-@takes_tables(judgements=JUDGEMENTS)
+@takes_tables(judgements=VERDICTS)
 def bt_abilities(
     judgements: pd.DataFrame, *, seed: int = 0, chains: int = 2, warmup: int = 500,
     draws: int = 500,
