@@ -54,6 +54,7 @@ def ssr(estimates: np.ndarray, se: np.ndarray) -> float:
 @takes_tables(
     abilities=Table(
         "abilities",
+        (),
         ("agent",),
         paths=False,
         depends=lambda a: [
