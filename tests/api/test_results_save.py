@@ -483,3 +483,12 @@ def test_pairwise_hierarchical(sandbox, tmp_path, comparisons_csv):
     res = HierarchicalBradleyTerry(read_comparisons(comparisons_csv)).fit(chains=1, warmup=60,
                                                                          draws=60)  # fmt: skip
     _compare_fits(res, cli / "h", tmp_path)
+
+
+def test_turing_power_coverage(sandbox, tmp_path):
+    from edueval.turing import coverage_plan
+
+    cli = sandbox.cli("turing", "power", "--coverage", "--top-k", 3, "--reps", 50, "--seed", 2,
+                      "--out", "cov")  # fmt: skip
+    res = coverage_plan(k=3, p_min=0.05, reps=50, seed=2)
+    save_and_compare(res, cli / "cov", tmp_path)
