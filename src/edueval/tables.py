@@ -16,6 +16,11 @@ A :class:`Schema` lists the columns a table may have.  :meth:`Schema.validate` t
   (0/1), ``number``/``integer`` with a range, ``order`` (compared exactly as int64) -- and
 * refuses a second row with the same key.
 
+:func:`takes_tables` is the same gate for the Python API: every public function or estimator
+method that takes a table declares it (:class:`Table`), and the table -- a DataFrame, records,
+a dict of columns, a structured array or a path -- is converted and its header checked before
+the function runs; anything else is refused in one line (issue 39, 2).
+
 :func:`check_complete` is the completeness rule (a value for every skill x parameter).  The
 "Data" section of the docs' P1 page (docs/protocols/p1-kt.md) states these rules once;
 ``tests/contract/test_mutation_corpus.py`` holds every reader to them.
