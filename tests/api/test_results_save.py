@@ -492,3 +492,15 @@ def test_turing_power_coverage(sandbox, tmp_path):
                       "--out", "cov")  # fmt: skip
     res = coverage_plan(k=3, p_min=0.05, reps=50, seed=2)
     save_and_compare(res, cli / "cov", tmp_path)
+
+
+def test_reliability_results_are_items_analyze_s(sandbox, tmp_path):
+    from edueval.items import analyze_items
+
+    cli = sandbox.cli("items", "simulate", "--students", 30, "--seed", 5, "--out", "sim")
+    sandbox.cli("items", "analyze", cli / "sim/responses.csv", cli / "sim/items.jsonl",
+                "--out", "an")  # fmt: skip
+    res = analyze_items(cli / "sim/responses.csv", cli / "sim/items.jsonl")
+    written = json.loads((cli / "an/results.json").read_text())
+    assert res.reliability is not None
+    assert_same(res.reliability.results(), written["reliability"], "reliability")
