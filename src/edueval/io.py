@@ -35,6 +35,7 @@ __all__ = [
     "file_sha256",
     "read_table",
     "as_table",
+    "as_frame",
     "require_columns",
     "binary_column",
     "numeric_column",
@@ -441,6 +442,47 @@ def read_table(
     return df
 
 
+def _kind(data: object) -> str:
+    if hasattr(data, "tocsr") or type(data).__module__.startswith("scipy.sparse"):
+        return "a sparse matrix (sparse input is not supported)"
+    if isinstance(data, np.ndarray):
+        return f"a {data.ndim}-D numpy array without column names"
+    return f"a {type(data).__name__}"
+
+
+def as_frame(data: object, *, name: str = "table") -> pd.DataFrame:
+    """The user's table as a DataFrame, whatever form it came in, or one clear refusal.
+
+    A DataFrame is returned as it is (not copied); a list or tuple of records (dicts with the
+    same keys), a dict of equally long columns and a numpy structured or record array (its
+    field names are the columns) become one.  Anything else -- a numpy array without field
+    names, a number, None, a sparse matrix -- is refused with an :class:`InputError` naming
+    the table: a table's columns are known by their names, never by their positions."""
+    if isinstance(data, pd.DataFrame):
+        return data
+    what = f"{name} table"
+    sparse = hasattr(data, "tocsr") or type(data).__module__.startswith("scipy.sparse")
+    if isinstance(data, np.ndarray) and data.dtype.names:
+        return pd.DataFrame.from_records(data)
+    if isinstance(data, (list, tuple)) and len(data) and all(isinstance(r, dict) for r in data):
+        return pd.DataFrame.from_records(list(data))
+    if (
+        isinstance(data, dict)
+        and not sparse
+        and len(data)
+        and all(isinstance(v, (list, tuple, np.ndarray, pd.Series)) for v in data.values())
+    ):
+        lengths = {len(v) for v in data.values()}
+        if len(lengths) == 1:
+            return pd.DataFrame({str(k): list(v) for k, v in data.items()})
+        raise InputError("the columns given as a dict have different lengths", file=what)
+    raise InputError(
+        f"expected a table -- a DataFrame, a list of records (dicts), a dict of columns, a "
+        f"numpy structured array or a file path -- with named columns; got {_kind(data)}",
+        file=what,
+    )
+
+
 def as_table(
     data: str | Path | pd.DataFrame,
     *,
@@ -455,8 +497,9 @@ def as_table(
     returned, its ``attrs`` naming it (``"<name> DataFrame"``) where errors would name a file;
     rows are not numbered as lines.  An empty frame is refused as an empty file is.
     """
-    if not isinstance(data, pd.DataFrame):
-        return read_table(data, text_columns=text_columns, encoding=encoding)
+    if isinstance(data, (str, os.PathLike)):
+        return read_table(os.fspath(data), text_columns=text_columns, encoding=encoding)
+    data = as_frame(data, name=name)
     label = f"{name} DataFrame"
     if len(data.columns) == 0 or len(data) == 0:
         raise InputError("no data rows; expected at least one row", file=label)

@@ -27,10 +27,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .io import InputError, RunFailed, atomic_write, file_sha256
+from .results import to_jsonable
 
 __all__ = [
     "RunDir",
@@ -44,6 +44,7 @@ __all__ = [
     "check_out_file",
     "check_apart",
     "expand_inputs",
+    "saved_run",
 ]
 
 #: Statuses a run directory's ``config.json`` can hold.  ``running`` while the command works;
@@ -99,28 +100,6 @@ def package_versions() -> dict[str, str]:
         except PackageNotFoundError:
             continue
     return out
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Convert numpy/pandas scalars and containers into plain JSON values (NaN -> null)."""
-    if isinstance(obj, Mapping):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [to_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, pd.DataFrame):
-        return [to_jsonable(r) for r in obj.to_dict(orient="records")]
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        return None if not np.isfinite(f) else f
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
 
 
 def default_out(command: str) -> Path:
@@ -333,6 +312,22 @@ def clear_run(path: str | Path) -> None:
     if figures.is_dir():
         for png in figures.glob("*.png"):
             png.unlink()
+
+
+def saved_run(
+    folder: str | Path,
+    command: str,
+    *,
+    params: Mapping[str, Any],
+    seed: int | None = None,
+    overwrite: bool = False,
+    files: Iterable[str] = (),
+) -> RunDir:
+    """The run directory of a results object's ``save(folder)``: ``folder`` checked as the
+    command checks ``--out`` (:func:`check_out_dir`), then opened with the parameters the results
+    object knows and no input files (the tables came from Python)."""
+    path = check_out_dir(folder, command, inputs=(), overwrite=overwrite, files=files)
+    return RunDir(path, command=command, params=params, seed=seed)
 
 
 class RunDir:

@@ -16,6 +16,11 @@ A :class:`Schema` lists the columns a table may have.  :meth:`Schema.validate` t
   (0/1), ``number``/``integer`` with a range, ``order`` (compared exactly as int64) -- and
 * refuses a second row with the same key.
 
+:func:`takes_tables` is the same gate for the Python API: every public function or estimator
+method that takes a table declares it (:class:`Table`), and the table -- a DataFrame, records,
+a dict of columns, a structured array or a path -- is converted and its header checked before
+the function runs; anything else is refused in one line (issue 39, 2).
+
 :func:`check_complete` is the completeness rule (a value for every skill x parameter).  The
 "Data" section of the docs' P1 page (docs/protocols/p1-kt.md) states these rules once;
 ``tests/contract/test_mutation_corpus.py`` holds every reader to them.
@@ -24,14 +29,19 @@ A :class:`Schema` lists the columns a table may have.  :meth:`Schema.validate` t
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import inspect
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from .io import (
     InputError,
+    as_frame,
     binary_column,
     check_unique,
     line_of,
@@ -43,6 +53,8 @@ from .io import (
 __all__ = [
     "Col",
     "Schema",
+    "Table",
+    "takes_tables",
     "check_complete",
     "check_complete_groups",
     "near_miss",
@@ -272,3 +284,114 @@ def check_complete_groups(
                     file=df.attrs.get("file"),
                     line=line_of(df, pos),
                 )
+
+
+# -- the gate of the Python API ------------------------------------------------------------------
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Table:
+    """How a function's table parameter is checked at the door (:func:`takes_tables`).
+
+    ``name`` names the table in messages ("responses"); ``required`` are the columns it must
+    have and ``optional`` those it may have (a column that is a near miss of one of either that
+    is absent -- ``ordr`` beside no ``order`` -- is refused, as :meth:`Schema.check_header`
+    refuses it in a file); ``paths``: a file path is accepted (the function reads it through
+    its schema).  ``self_checked``: the function checks the header itself, through its own
+    :class:`Schema` (a reader, or a table whose column names ``columns=`` chooses); the gate
+    then only converts the table, and ``required`` and ``optional`` are the default names."""
+
+    name: str
+    required: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+    paths: bool = True
+    self_checked: bool = False
+    #: objects taken as they are besides tables (e.g. an ``ItemData``)
+    also: tuple[type, ...] = ()
+    #: a 2-D numpy array is a matrix whose columns are the table's columns by position (a
+    #: students x items score matrix)
+    matrix: bool = False
+    #: further required columns named by the call's arguments (``groups=``, ``estimate=``)
+    depends: Callable[[Mapping[str, Any]], Iterable[str]] | None = None
+    #: checks the header itself, given the frame and the call's arguments (for tables whose
+    #: column names a ``columns=`` argument chooses)
+    header: Callable[[pd.DataFrame, Mapping[str, Any]], None] | None = None
+
+    @classmethod
+    def of(cls, schema: Schema, name: str | None = None, **kw: Any) -> Table:
+        """The gate of a table a :class:`Schema` declares (its body validates the values)."""
+        return cls(name or schema.what, tuple(c.name for c in schema.columns if c.required),
+                   tuple(c.name for c in schema.columns if not c.required), **kw)  # fmt: skip
+
+    def check(self, value: Any, param: str, args: Mapping[str, Any] | None = None) -> Any:
+        """``value`` as the function may take it: a path (when ``paths``) unchanged, any other
+        table as a DataFrame with its header checked; an :class:`~edueval.io.InputError` naming
+        the table and the column otherwise."""
+        if isinstance(value, (str, os.PathLike)):
+            if self.paths:
+                return value
+            raise InputError(f"{param}= takes a table in memory (a DataFrame or records), not "
+                             f"a path", file=f"{self.name} table")  # fmt: skip
+        if isinstance(value, self.also) or (
+            self.matrix and isinstance(value, np.ndarray) and value.ndim == 2
+            and not value.dtype.names
+        ):  # fmt: skip
+            return value
+        frame = as_frame(value, name=self.name)
+        if self.header is not None:
+            self.header(labelled(frame, self.name), args or {})
+        elif not self.self_checked and (self.required or self.optional or self.depends):
+            more = [str(c) for c in (self.depends(args or {}) if self.depends else ())]
+            required = list(dict.fromkeys([*self.required, *more]))
+            columns = tuple(Col(c) for c in required) + tuple(
+                Col(c, required=False) for c in self.optional if c not in required
+            )
+            Schema(self.name, columns).check_header(labelled(frame, self.name))
+        return frame
+
+
+def labelled(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``frame`` (a shallow copy) naming itself in messages: its file, or ``<name> DataFrame``."""
+    if frame.attrs.get("file"):
+        return frame
+    shown = frame.copy(deep=False)
+    shown.attrs = {**frame.attrs, "file": f"{name} DataFrame"}
+    return shown
+
+
+def takes_tables(**tables: Table) -> Callable[[F], F]:
+    """Decorator: every table a public function or method takes enters through one door.
+
+    Each named parameter (a DataFrame, records, a dict of columns, a structured array, or a
+    path where the function reads files) is turned into a DataFrame by
+    :func:`~edueval.io.as_frame` and its header checked by :meth:`Schema.check_header`
+    (missing and near-miss columns) before the function runs (an estimator's methods other than
+    ``fit`` first check that it is fitted); anything else is refused with an
+    :class:`~edueval.io.InputError` (a ``ValueError``) naming the table.  The declarations are
+    kept on the function as ``__edueval_tables__`` (the public-API walk in
+    tests/test_api_tables.py feeds every declared table a near miss, a missing column and a
+    wrong kind)."""
+
+    def wrap(fn: F) -> F:
+        sig = inspect.signature(fn)
+        defaults = {k: p.default for k, p in sig.parameters.items()
+                    if p.default is not inspect.Parameter.empty}  # fmt: skip
+
+        @functools.wraps(fn)
+        def gate(*args: Any, **kwargs: Any) -> Any:
+            bound = sig.bind_partial(*args, **kwargs)
+            given = {**defaults, **bound.arguments}
+            owner: Any = given.get("self")
+            if fn.__name__ not in ("fit", "__init__") and hasattr(owner, "_check_fitted"):
+                owner._check_fitted()  # scikit-learn's order: not fitted, before the data
+            for param, spec in tables.items():
+                if param in bound.arguments and bound.arguments[param] is not None:
+                    bound.arguments[param] = spec.check(bound.arguments[param], param, given)
+            return fn(*bound.args, **bound.kwargs)
+
+        gate.__edueval_tables__ = dict(tables)  # type: ignore[attr-defined]
+        return gate  # type: ignore[return-value]
+
+    return wrap

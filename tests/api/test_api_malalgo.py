@@ -21,7 +21,7 @@ def test_malalgo_snippet_equals_the_command_line(sandbox, mock_server):
     assert (sandbox.cache / "responses.sqlite").exists()  # the cache the test named
     sandbox.check_summary(res)
     written = sandbox.results("run")
-    assert_same(res.results(), {k: written[k] for k in res.results()}, "malalgo run")
+    assert_same(res.metrics(), {k: written[k] for k in res.metrics()}, "malalgo run")
     assert 0 < res.mia.correct < res.mia.n and res.complete
     assert_same_table(res.responses, cli / "run/responses.csv",
                       ["task_id", "kind", "correct", "status"])  # fmt: skip

@@ -34,7 +34,7 @@ def test_tutor_snippet_equals_the_command_line(sandbox, mock_server):
     assert mock_server.calls > calls  # asked the server, not the command's cache
     sandbox.check_summary(rep)
     written = sandbox.results("run")
-    assert_same(rep.results(), {k: written[k] for k in rep.results()}, "tutor reply")
+    assert_same(rep.counts(), {k: written[k] for k in rep.counts()}, "tutor reply")
     assert rep.n_targets == 3 and rep.n_ok == 3 and rep.mean_f1 > 0
     assert_same_table(rep.to_frame(), cli / "run/replies.csv",
                       ["dialogue", "turn", "ai_reply", "status", "f1", "ai_perplexity"])  # fmt: skip

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError
+from ..tables import Table, takes_tables
 
 __all__ = [
     "METRICS",
@@ -85,6 +86,8 @@ class Arm:
     name: str
     units: pd.DataFrame = field(repr=False)
     labels: dict[str, Any] = field(default_factory=dict)
+    #: the run's status: ``complete``, or ``failed`` when past its failure budget
+    status: str = "complete"
 
     def __post_init__(self) -> None:
         missing = [c for c in UNIT_COLUMNS if c not in self.units.columns]
@@ -120,15 +123,18 @@ class Arm:
 _OK = ("json", "logprob", "json (no logprobs)")
 
 
+@takes_tables(
+    responses=Table(
+        "malalgo responses",
+        ("question_id", "kind", "choice", "is_correct_choice", "status", "correct"),
+        paths=False,
+    )
+)
 def malalgo_units(responses: pd.DataFrame) -> pd.DataFrame:
     """MalAlgoQA responses (``MalAlgoEvaluation.responses`` or a run's ``responses.csv``) as
     unit rows: ``mcq`` and ``aia`` one per question, ``mia`` one per question and incorrect
     choice, clustered by question.  ``correct`` is the protocol's (failed and unparseable are
     wrong); ``status`` keeps which were failed or unparseable."""
-    need = ["question_id", "kind", "choice", "is_correct_choice", "status", "correct"]
-    missing = [c for c in need if c not in responses.columns]
-    if missing:
-        raise InputError(f"malalgo responses lack {', '.join(missing)}")
     r = responses
     qid = r["question_id"].astype(str)
     choice = r["choice"].fillna("").astype(str)
@@ -142,16 +148,19 @@ def malalgo_units(responses: pd.DataFrame) -> pd.DataFrame:
                          "correct": correct.to_numpy(), "status": status.to_numpy()})  # fmt: skip
 
 
+@takes_tables(
+    judgements=Table(
+        "qgsms judgements",
+        ("method", "dimension", "pair_id", "order", "correct", "status"),
+        paths=False,
+    )
+)
 def qgsms_units(judgements: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """QG-SMS judgements (a ``qgsms run``'s ``judgements.csv``: ``method, dimension, pair_id,
     order, correct, status``) as unit rows per method: ``CA`` one per pair (right in both
     orders), ``AA`` one per pair and order, clustered by pair.  A judgement the method cannot
     make by design (status ``n/a``) has no unit; a failed judgement or a tie is wrong and
     counted."""
-    need = ["method", "dimension", "pair_id", "order", "correct", "status"]
-    missing = [c for c in need if c not in judgements.columns]
-    if missing:
-        raise InputError(f"qgsms judgements lack {', '.join(missing)}")
     j = judgements[judgements["status"].astype(str) != "n/a"].copy()
     j["pair"] = j["dimension"].astype(str) + ":" + j["pair_id"].astype(str)
     j["right"] = j["correct"].astype(str).str.lower().isin(["true", "1", "1.0"]).astype(int)
@@ -179,6 +188,7 @@ def qgsms_units(judgements: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
+@takes_tables(replies=Table("tutor replies", ("dialogue", "turn", "status", "f1"), paths=False))
 def tutor_units(replies: pd.DataFrame) -> pd.DataFrame:
     """AI teacher replies (``TutorReplies.replies`` or a ``tutor reply`` run's ``replies.csv``:
     ``dialogue, turn, status, f1``) as ``f1`` unit rows, one per target turn
@@ -186,10 +196,6 @@ def tutor_units(replies: pd.DataFrame) -> pd.DataFrame:
     reply (``empty``, kept as ``unparseable``: the one reply that cannot be read as a teacher's
     turn) has no F1 and scores 0, counted; a looping reply (``degenerate``) is a real reply and
     keeps its F1, as ``tutor reply``'s means do."""
-    need = ["dialogue", "turn", "status", "f1"]
-    missing = [c for c in need if c not in replies.columns]
-    if missing:
-        raise InputError(f"tutor replies lack {', '.join(missing)}")
     dialogue = replies["dialogue"].astype(str)
     turn = pd.to_numeric(replies["turn"], errors="coerce")
     turn_s = turn.map(lambda t: str(int(t)) if t == t and float(t).is_integer() else str(t))

@@ -74,7 +74,11 @@ def _auto_names(arms: list[Arm]) -> list[str]:
 def _collect(results: Sequence[Any], names: Sequence[str] | None) -> list[Arm]:
     if names is not None and len(names) != len(results):
         raise InputError(f"{len(names)} names for {len(results)} results")
-    arms = [a for i, r in enumerate(results) for a in as_arms(r, names[i] if names else "")]
+    arms = []
+    for i, r in enumerate(results):
+        for a in as_arms(r, names[i] if names else ""):
+            a.status = "complete" if getattr(r, "complete", True) else "failed"
+            arms.append(a)
     if not names and not all(a.name for a in arms):
         for arm, name in zip(arms, _auto_names(arms), strict=True):
             arm.name = arm.name or name
@@ -275,6 +279,7 @@ def compare(
     Nothing is written or printed."""
     _check_options(failures, alpha, power, detect)
     arms = _collect(results, names)
+    commands = {getattr(r, "command", None) for r in results}
     names_ = [a.name for a in arms]
     all_metrics = list(dict.fromkeys(m for a in arms for m in a.metrics))
     shared = [m for m in all_metrics if all(m in a.metrics for a in arms)]
@@ -301,4 +306,6 @@ def compare(
         dropped=dropped, skipped=[m for m in all_metrics if m not in shared], alpha=alpha,
         power=power, detect=detect, failures=failures, allow_subset=allow_subset,
         fixed_reference=reference is not None,
+        protocol=commands.pop() if len(commands) == 1 else None,
+        statuses={a.name: a.status for a in arms},
     )  # fmt: skip

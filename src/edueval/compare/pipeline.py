@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,12 @@ import pandas as pd
 
 from ..io import InputError, read_text
 from ..report import Report
-from ..runs import RunDir
+from ..runs import RunDir, saved_run
 from .outcomes import Arm, malalgo_units, qgsms_units, tutor_units
 from .paired import compare
 from .results import Comparison
 
-__all__ = ["compare_run", "read_run", "COMPARABLE"]
+__all__ = ["compare_run", "read_run", "save_comparison", "write_comparison", "COMPARABLE"]
 
 #: the commands whose run folders can be compared, and the table each is read from
 COMPARABLE = {
@@ -160,8 +161,6 @@ def compare_run(
     alpha: float = 0.05,
 ) -> dict[str, Any]:
     """Compare the run folders ``runs`` and write the comparison folder ``out``."""
-    from .report import comparison_report
-
     paths = [Path(p) for p in runs]
     if len(set(p.resolve() for p in paths)) < len(paths):
         raise InputError("the same run folder is given twice")
@@ -180,17 +179,39 @@ def compare_run(
               for a in arms_}  # fmt: skip
     res.runs["folder"] = res.runs["run"].map(folder)
     res.runs["status"] = res.runs["run"].map(status)
+    res.notes = notes
     params = {"runs": [str(p) for p in paths], "reference": reference, "detect": detect,
               "allow_subset": allow_subset, "failures": failures, "alpha": alpha,
               "protocol": read[0][1]["command"]}  # fmt: skip
     inputs = {f"run{i + 1}_{COMPARABLE[c['command']].removesuffix('.csv')}":
               p / COMPARABLE[c["command"]] for i, (p, (_, c)) in enumerate(zip(paths, read, strict=True))}  # fmt: skip
     run = RunDir(out, command="compare", params=params, inputs=inputs)
+    return write_comparison(run, res)
+
+
+def write_comparison(run: RunDir, res: Comparison) -> dict[str, Any]:
+    """The tables, report and results.json of ``compare`` (the command and
+    :meth:`Comparison.save` both write through here)."""
+    from .report import comparison_report
+
     run.table("estimates", res.estimates)
     run.table("differences", res.differences)
     run.table("discordant", res.discordant)
     run.table("runs", res.runs)
-    rep: Report = comparison_report(res, notes)
-    results = {**res.as_dict(), "notes": notes, "detectable": res.detectable_lines()}
+    rep: Report = comparison_report(res, res.notes)
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
+
+
+def save_comparison(res: Comparison, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`Comparison.save`: the folder ``compare`` writes; its runs are named as compared
+    (no run folders: ``folder`` is empty) and ``reference`` is the name given, if any."""
+    reference = next(iter(res.reference.values()), None) if res.fixed_reference else None
+    params = {"runs": res.names, "reference": reference, "detect": res.detect,
+              "allow_subset": res.allow_subset, "failures": res.failures, "alpha": res.alpha,
+              "protocol": res.protocol}  # fmt: skip
+    runs = res.runs.assign(folder=None, status=res.runs["run"].map(res.statuses))
+    run = saved_run(folder, "compare", params=params, overwrite=overwrite)
+    write_comparison(run, replace(res, runs=runs))
+    return run.path

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..results import RunResults
 from .outcomes import Arm, MetricSpec
 
 __all__ = ["Comparison"]
@@ -29,7 +30,7 @@ def _f(x: Any, digits: int = 3, signed: bool = False) -> str:
 
 
 @dataclass
-class Comparison:
+class Comparison(RunResults):
     """Runs compared on the same items (:func:`~edueval.compare.compare`).
 
     ``estimates``: one row per metric and run (estimate, 95% interval and how it was computed,
@@ -55,6 +56,18 @@ class Comparison:
     fixed_reference: bool
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    #: remarks on the runs compared (e.g. inputs that differ, with ``allow_subset``)
+    notes: list[str] = field(default_factory=list)
+    #: the command whose runs are compared (``malalgo run`` ...), when the results tell
+    protocol: str | None = None
+    #: each run's status, ``complete`` or ``failed`` (past its failure budget)
+    statuses: dict[str, str] = field(default_factory=dict)
+
+    _writer = "edueval.compare.pipeline:save_comparison"
+
+    def headline(self) -> dict[str, Any]:
+        """``compare``'s results.json: :meth:`as_dict`, ``notes`` and ``detectable``."""
+        return {**self.as_dict(), "notes": self.notes, "detectable": self.detectable_lines()}
 
     @classmethod
     def build(cls, *, arms: list[Arm], estimates: list[dict], differences: list[dict],

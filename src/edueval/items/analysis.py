@@ -33,15 +33,18 @@ undefined and reported as NaN, as are DE and the distractor rates when only ``co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..io import InputError
+from ..results import RunResults
 from ..stats import pearson
-from .data import ItemData, as_item_data
+from ..tables import Table, takes_tables
+from .data import ITEMS, RESPONSES, ItemData, as_item_data
 from .reliability import Reliability, reliability
 
 __all__ = ["ItemAnalysis", "analyze_items", "pearson", "TOTAL_SCORES"]  # pearson: edueval.stats
@@ -75,7 +78,7 @@ def _upper_lower(x: np.ndarray, total: np.ndarray, fraction: float) -> float:
 
 
 @dataclass
-class ItemAnalysis:
+class ItemAnalysis(RunResults):
     """Results of :func:`analyze_items`.
 
     ``items``: one row per item -- ``item, material, topic, n, n_correct, DF, DC, DC_rest,
@@ -93,6 +96,10 @@ class ItemAnalysis:
     total_score: str = "proportion"
 
     reliability: Reliability | None = None
+    format: str = "csv+items"
+    questions: pd.DataFrame | None = field(default=None, repr=False)
+
+    _writer = "edueval.items.pipeline:save_analysis"
 
     @property
     def n_items(self) -> int:
@@ -119,6 +126,17 @@ class ItemAnalysis:
     @property
     def n_nonfunctional(self) -> int:
         return int((self.distractors["functional"] == False).sum())  # noqa: E712
+
+    def headline(self) -> dict[str, Any]:
+        return {
+            "n_items": self.n_items,
+            "n_students": self.n_students,
+            "n_responses": self.n_responses,
+            "has_choices": self.has_choices,
+            "mean": self.mean,
+            "n_nonfunctional": self.n_nonfunctional,
+            "reliability": self.reliability.as_dict() if self.reliability is not None else None,
+        }
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy rows: ``item, material, topic, measure, value`` (n, n_correct, DF, DC, DC_rest,
@@ -163,6 +181,12 @@ def _rest(x: np.ndarray, c: np.ndarray, n: np.ndarray, total_score: str):
     return np.where(has, (c - x) / np.maximum(n - 1, 1), np.nan), has
 
 
+@takes_tables(
+    data=Table(
+        RESPONSES.name, RESPONSES.required, RESPONSES.optional, self_checked=True, also=(ItemData,)
+    ),
+    items=ITEMS,
+)
 def analyze_items(
     data: ItemData | str | Path | pd.DataFrame,
     items: str | Path | pd.DataFrame | None = None,
@@ -181,7 +205,9 @@ def analyze_items(
     if total_score not in TOTAL_SCORES:
         raise InputError(f"total_score= must be one of {', '.join(TOTAL_SCORES)}; "
                          f"got {total_score!r}")  # fmt: skip
+    data_in = data
     data = as_item_data(data, items)
+    fmt = _input_format(data_in, items, data)
     resp = data.responses
     item_table = data.items
     totals = resp.groupby("student", sort=True)["correct"].agg(["size", "sum"])
@@ -260,4 +286,17 @@ def analyze_items(
         group_fraction=group_fraction,
         total_score=total_score,
         reliability=rel,
+        format=fmt,
+        questions=None if fmt == "scores" else item_table,
     )
+
+
+def _input_format(given: object, items: object, data: ItemData) -> str:
+    """``csv+items`` (responses and items), ``qgsms`` (QG-SMS questions) or ``scores`` (a score
+    table: no question text), as ``items analyze`` records it."""
+    if items is not None:
+        return "csv+items"
+    has_text = bool(data.items["text"].astype(bool).any())
+    if isinstance(given, ItemData):
+        return "csv+items" if has_text else "scores"
+    return "qgsms" if has_text else "scores"

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError, as_table, identifier_problem, line_of, load_json, shown
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, takes_tables
 from .scores import is_dichotomous, looks_like_scores, read_scores, scores_to_long
 
 __all__ = [
@@ -73,6 +73,11 @@ RESPONSES_SCHEMA = Schema(
      Col("correct", "binary", required=False)),
     key=("student", "item"),
 )  # fmt: skip
+
+
+#: The gates of the items and response tables (:func:`takes_tables`; the readers check them).
+ITEMS = Table.of(ITEMS_SCHEMA, "items", self_checked=True)
+RESPONSES = Table.of(RESPONSES_SCHEMA, "responses", self_checked=True)
 
 
 @dataclass
@@ -235,6 +240,7 @@ def _accuracy(value: Any) -> int | None:
     return _ACCURACY.get(str(value).strip().lower()) if isinstance(value, str) else None
 
 
+@takes_tables(data=ITEMS)
 def read_items(data: str | Path | pd.DataFrame) -> pd.DataFrame:
     """Read and validate an items file, or check the user's own items DataFrame the same way
     (see the module docstring; ``choices`` may then hold Python lists or dicts)."""
@@ -272,6 +278,7 @@ def read_items(data: str | Path | pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@takes_tables(data=RESPONSES, items=Table("items", tuple(sorted(_READ_ITEMS)), paths=False))
 def read_responses(data: str | Path | pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """Read responses (a file or a DataFrame) and check them against ``items``, as
     :func:`read_items` returns them (see the module docstring)."""
@@ -352,6 +359,7 @@ def _check_coverage(items: pd.DataFrame, responses: pd.DataFrame, file: str | No
         )
 
 
+@takes_tables(responses=RESPONSES, items=ITEMS)
 def load_item_data(
     responses: str | Path | pd.DataFrame, items: str | Path | pd.DataFrame
 ) -> ItemData:
@@ -375,6 +383,7 @@ QGSMS_SCHEMA = Schema(
 )  # fmt: skip
 
 
+@takes_tables(data=Table.of(QGSMS_SCHEMA, "questions", self_checked=True))
 def read_qgsms_questions(data: str | Path | pd.DataFrame) -> ItemData:
     """Read the QG-SMS question format (JSON list or JSONL, or a DataFrame of its records; see
     the module docstring)."""

@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError
+from ..results import RunResults
 
 __all__ = ["DIFResult", "dif", "ets_category", "logistic_dif", "mantel_haenszel", "split_groups"]
 
@@ -225,7 +226,7 @@ def _holm(p: pd.Series) -> np.ndarray:
 
 
 @dataclass
-class DIFResult:
+class DIFResult(RunResults):
     """Results of :func:`dif`: ``items`` (one row per item: counts, the MH statistics, the ETS
     category, the LR tests, Holm-adjusted p-values, ``flag``) and the groups compared."""
 
@@ -237,6 +238,11 @@ class DIFResult:
     n_excluded: int
     level: float
     methods: tuple[str, ...]
+
+    _writer = "edueval.items.dif_pipeline:save_dif"
+
+    def headline(self) -> dict:
+        return self.as_dict()
 
     @property
     def flagged(self) -> list[str]:

@@ -10,11 +10,11 @@ import numpy as np
 from ..io import InputError
 from ..report import Report
 from ..report.figures import plt
-from ..runs import RunDir
+from ..runs import RunDir, saved_run
 from .dif import DIFResult, dif
 from .scores import load_scores, read_groups
 
-__all__ = ["dif_run"]
+__all__ = ["dif_run", "save_dif", "write_dif"]
 
 
 def _figure(res: DIFResult):
@@ -101,7 +101,24 @@ def dif_run(
         },  # fmt: skip
         inputs=inputs,
     )
+    return write_dif(run, res, str(scores))
+
+
+def write_dif(run: RunDir, res: DIFResult, source: str) -> dict:
+    """The run folder of ``items dif`` from its results (the command and
+    :meth:`DIFResult.save` both write through here)."""
     run.table("dif", res.items)
-    results = res.as_dict()
-    run.finish(results, _report(res, str(scores)))
+    results = dict(res.headline())
+    run.finish(results, _report(res, source))
     return results
+
+
+def save_dif(res: DIFResult, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`DIFResult.save`: the folder ``items dif`` writes.  Its ``config.json`` records
+    the groups compared as resolved (``focal``, ``reference``); the group column and the score
+    table's layout are the command's, not known to the results."""
+    params = {"group": None, "focal": res.focal, "reference": res.reference,
+              "methods": list(res.methods), "level": res.level, "layout": None}  # fmt: skip
+    run = saved_run(folder, "items dif", params=params, overwrite=overwrite)
+    write_dif(run, res, "results from Python")
+    return run.path

@@ -5,16 +5,24 @@ characteristic curves, the test information curve and an item-person (Wright) ma
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..report import Report
 from ..report.figures import plt
-from ..runs import RunDir
-from .irt import IRT, IRTResults, compare_irt
+from ..runs import RunDir, saved_run
+from .irt import IRT, IRTComparison, IRTResults, compare_irt
 from .scores import read_scores
 
-__all__ = ["irt_compare_run", "irt_run"]
+__all__ = [
+    "irt_compare_run",
+    "irt_run",
+    "save_irt",
+    "save_irt_compare",
+    "write_irt",
+    "write_irt_compare",
+]
 
 
 def _figures(res: IRTResults, rep: Report) -> None:
@@ -63,19 +71,37 @@ def irt_run(
     params = {"model": model, "rasch_scale": rasch_scale, "se": se,
               "g_prior": list(g_prior) if g_prior else None, "quadpts": est.quadpts}  # fmt: skip
     run = RunDir(out, command="items irt", params=params, inputs={"scores": scores})
-    res = est.fit(df).results_
+    return write_irt(run, est.fit(df).results_, str(scores))
+
+
+def _irt_params(res: IRTResults) -> dict[str, Any]:
+    return {"model": res.model, "rasch_scale": res.rasch_scale, "se": res.se_method,
+            "g_prior": list(res.g_prior) if res.g_prior else None,
+            "quadpts": len(res.theta)}  # fmt: skip
+
+
+def write_irt(run: RunDir, res: IRTResults, source: str) -> dict:
+    """The run folder of ``items irt`` from its results (the command and
+    :meth:`IRTResults.save` both write through here)."""
     run.table("items", res.items.reset_index())
     run.table("persons", res.persons.reset_index())
-    rep = Report(f"IRT: {model.upper()} (marginal maximum likelihood)", str(scores))
+    rep = Report(f"IRT: {res.model.upper()} (marginal maximum likelihood)", source)
     rep.section("Fit").text(res.summary().split("\n           a")[0].replace("\n", "; "))
     rep.section("Items").text(
         "Slope-intercept form (a, d, g) and IRT form (b = -d/a) with standard errors "
-        f"({se}); S-X2 item fit (Orlando-Thissen) with df and p."
+        f"({res.se_method}); S-X2 item fit (Orlando-Thissen) with df and p."
     ).table(res.items.reset_index())
     _figures(res, rep)
-    results = res.fit_dict()
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
+
+
+def save_irt(res: IRTResults, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`IRTResults.save`: the folder ``items irt`` writes."""
+    run = saved_run(folder, "items irt", params=_irt_params(res), overwrite=overwrite)
+    write_irt(run, res, "results from Python")
+    return run.path
 
 
 def irt_compare_run(out: Path, real: Path, simulated: Path, *, model: str = "2pl") -> dict:
@@ -83,9 +109,23 @@ def irt_compare_run(out: Path, real: Path, simulated: Path, *, model: str = "2pl
     cmp = compare_irt(read_scores(real), read_scores(simulated), model=model)
     run = RunDir(out, command="items irt-compare", params={"model": model},
                  inputs={"real": real, "simulated": simulated})  # fmt: skip
+    return write_irt_compare(run, cmp, f"{real} vs {simulated}")
+
+
+def save_irt_compare(cmp: IRTComparison, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`IRTComparison.save`: the folder ``items irt-compare`` writes."""
+    run = saved_run(folder, "items irt-compare", params={"model": cmp.real.model},
+                    overwrite=overwrite)  # fmt: skip
+    write_irt_compare(run, cmp, "results from Python")
+    return run.path
+
+
+def write_irt_compare(run: RunDir, cmp: IRTComparison, source: str) -> dict:
+    """The run folder of ``items irt-compare`` (the command and :meth:`IRTComparison.save`)."""
+    model = cmp.real.model
     run.table("items", cmp.items.reset_index())
     run.table("correlations", cmp.correlations)
-    rep = Report("Item parameters: real versus simulated students", f"{real} vs {simulated}")
+    rep = Report("Item parameters: real versus simulated students", source)
     rep.section("Correlations across items").table(cmp.correlations)
     sec = rep.section("Items")
     t = cmp.items
@@ -104,12 +144,6 @@ def irt_compare_run(out: Path, real: Path, simulated: Path, *, model: str = "2pl
         ax.set_ylabel(f"{p} (simulated)")
     sec.figure(fig, "Item parameters with 95% intervals; the line is equality")
     sec.table(t.reset_index())
-    results = {
-        "model": model,
-        "n_items": len(t),
-        "n_real": cmp.real.n_persons,
-        "n_simulated": cmp.simulated.n_persons,
-        "correlations": cmp.correlations.to_dict("records"),
-    }
+    results = dict(cmp.headline())
     run.finish(results, rep.render())
     return results

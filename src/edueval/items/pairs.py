@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError
+from ..tables import Table, takes_tables
 
 __all__ = ["DIMENSIONS", "DEFAULT_ALPHA", "REQUIREMENTS", "make_pairs", "parse_alpha"]
 
@@ -72,6 +73,14 @@ def parse_alpha(values: list[str] | None) -> dict[str, float]:
     return out
 
 
+@takes_tables(
+    stats=Table(
+        "item statistics",
+        ("item", "material", "topic", "DF", "DC"),
+        ("DE", "DC_rest", "DC_ul"),
+        paths=False,
+    )
+)
 def make_pairs(
     stats: pd.DataFrame,
     *,

@@ -11,13 +11,21 @@ import pandas as pd
 from ..io import InputError
 from ..report import Report
 from ..report.figures import plt
-from ..runs import RunDir
+from ..runs import RunDir, saved_run
 from .analysis import TOTAL_SCORES, ItemAnalysis, analyze_items
 from .data import ItemData, load_item_data, read_item_source
 from .pairs import DEFAULT_ALPHA, DIMENSIONS, make_pairs
 from .simulate import ClassroomConfig, simulate_classroom
 
-__all__ = ["load_inputs", "analyze_run", "pairs_run", "simulate_run", "items_jsonl"]
+__all__ = [
+    "load_inputs",
+    "analyze_run",
+    "write_analysis",
+    "save_analysis",
+    "pairs_run",
+    "simulate_run",
+    "items_jsonl",
+]
 
 
 def load_inputs(responses: Path, items: Path | None) -> ItemData:
@@ -126,32 +134,37 @@ def analyze_run(
         raise InputError("threshold= must be between 0 and 1")
     _check_total(total_score)
     data = load_inputs(responses, items)
-    fmt = _format(data, items)
-    run = RunDir(
-        out,
-        command="items analyze",
-        params={"threshold": threshold, "total_score": total_score, "format": fmt},
-        inputs=_inputs(responses, items),
-    )
     res = analyze_items(data, threshold=threshold, total_score=total_score)
+    res.format = _format(data, items)  # one file: QG-SMS questions or scores, as read
+    run = RunDir(out, command="items analyze", params=_analysis_params(res),
+                 inputs=_inputs(responses, items))  # fmt: skip
+    return write_analysis(run, res, f"{responses}" + (f" + {items}" if items else ""))
+
+
+def _analysis_params(res: ItemAnalysis) -> dict:
+    return {"threshold": res.threshold, "total_score": res.total_score, "format": res.format}
+
+
+def write_analysis(run: RunDir, res: ItemAnalysis, source: str) -> dict:
+    """The run folder of ``items analyze`` from its results (the command and
+    :meth:`ItemAnalysis.save` both write through here)."""
     run.table("item_stats", res.items)
     run.table("distractors", res.distractors)
     run.table("students", res.students)
-    if fmt != "scores":  # a score table has no question text to write
-        run.text("items.jsonl", items_jsonl(data))
-    rep = Report("Test-item analysis", f"{responses}" + (f" + {items}" if items else ""))
+    if res.questions is not None:  # a score table has no question text to write
+        run.text("items.jsonl", items_jsonl(ItemData(res.questions, pd.DataFrame())))
+    rep = Report("Test-item analysis", source)
     _analysis_report(res, rep)
-    results = {
-        "n_items": res.n_items,
-        "n_students": res.n_students,
-        "n_responses": res.n_responses,
-        "has_choices": data.has_choices,
-        "mean": res.mean,
-        "n_nonfunctional": res.n_nonfunctional,
-        "reliability": res.reliability.as_dict() if res.reliability is not None else None,
-    }
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
+
+
+def save_analysis(res: ItemAnalysis, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`ItemAnalysis.save`: the folder ``items analyze`` writes."""
+    run = saved_run(folder, "items analyze", params=_analysis_params(res), overwrite=overwrite)
+    write_analysis(run, res, "results from Python")
+    return run.path
 
 
 def pairs_run(

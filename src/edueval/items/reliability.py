@@ -128,6 +128,12 @@ class Reliability:
             out[key] = None if isinstance(value, float) and not np.isfinite(value) else value
         return out
 
+    def results(self) -> dict[str, float | int | str | bool | None]:
+        """The coefficients as ``items analyze``'s results.json holds them under
+        ``reliability`` (no command writes a reliability alone, so there is no ``save``: the
+        folder is :meth:`ItemAnalysis.save`'s)."""
+        return self.as_dict()
+
     def to_frame(self) -> pd.DataFrame:
         """Tidy rows ``measure, value`` of the coefficients."""
         return pd.DataFrame(

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError, as_table, binary_column, line_of, numeric_column
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, takes_tables
 
 __all__ = [
     "LONG_SCORES_SCHEMA",
@@ -67,6 +67,10 @@ LONG_SCORES_SCHEMA = Schema(
      Col("score", "raw", required=False)),
     key=("student", "item"),
 )  # fmt: skip
+
+
+#: The gate of a score table (long or wide: the readers check the header, :func:`takes_tables`).
+SCORES = Table("scores", ("student",), ("item", "correct", "score"), self_checked=True)
 
 
 def wide_scores_schema(items: Sequence[str], keep: Sequence[str] = ()) -> Schema:
@@ -216,6 +220,7 @@ def _read_wide(
     return scores, students
 
 
+@takes_tables(source=SCORES)
 def load_scores(
     source: str | Path | pd.DataFrame,
     *,
@@ -250,6 +255,7 @@ def load_scores(
     return ScoreTable(scores, students, kind, file)
 
 
+@takes_tables(source=SCORES)
 def read_scores(
     source: str | Path | pd.DataFrame,
     *,

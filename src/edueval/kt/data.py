@@ -12,8 +12,10 @@ error.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +32,7 @@ from ..io import (
     require_columns,
     unclean_identifiers,
 )
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, labelled, takes_tables
 from . import _common_kernels as K
 
 __all__ = [
@@ -92,6 +94,19 @@ class Columns:
         return RESPONSE_SCHEMA.renamed(student=self.student, skill=self.skill,
                                        correct=self.correct, order=self.order,
                                        known=self.known)  # fmt: skip
+
+
+def _response_header(df: pd.DataFrame, args: Mapping[str, Any]) -> None:
+    """The header of a response table under the call's column names (``columns=``, or the
+    estimator's ``columns``): missing and near-miss columns refused, as in a file."""
+    columns = args.get("columns") or getattr(args.get("self"), "columns", None)
+    cols = (columns if isinstance(columns, Columns) else Columns()).resolve(df)
+    cols.schema().check_header(labelled(df, "responses"))
+
+
+#: The gate of every function and method that takes a response table (:func:`takes_tables`).
+RESPONSES = Table("responses", ("student", "skill", "correct"), ("order", "known"),
+                  header=_response_header)  # fmt: skip
 
 
 @dataclass
@@ -232,6 +247,7 @@ def _order_by(
     return perm, group[perm]
 
 
+@takes_tables(df=RESPONSES)
 def pack(
     df: pd.DataFrame, columns: Columns | None = None, *, require_known: bool = False
 ) -> tuple[Sequences, Columns]:
@@ -353,6 +369,14 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def skill_sizes(df: pd.DataFrame, cols: Columns) -> pd.DataFrame:
+    """Per skill (index: the skill's name as text): ``n_responses`` and ``n_students``."""
+    return df.groupby(df[cols.skill].astype(str)).agg(
+        n_responses=(cols.correct, "size"), n_students=(cols.student, "nunique")
+    )
+
+
+@takes_tables(data=RESPONSES)
 def read_responses(
     data: str | Path | pd.DataFrame,
     columns: Columns | None = None,

@@ -16,7 +16,7 @@ the ``n_in_a_row``-th consecutive correct answer), compared with the first known
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +24,10 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError, numeric_column, require_columns
+from ..results import RunResults
+from ..tables import takes_tables
 from . import _common_kernels as K
-from .data import Columns, RowFilter, Sequences, read_responses
+from .data import RESPONSES, Columns, RowFilter, Sequences, read_responses
 from .mastery import first_crossing, mol_summary
 from .metrics import evaluate as metric_values
 
@@ -36,7 +38,7 @@ __all__ = ["KTEvaluation", "evaluate", "evaluation_tables", "free_parameters"]
 
 
 @dataclass
-class KTEvaluation:
+class KTEvaluation(RunResults):
     """Results of :func:`evaluate` (``kt evaluate``'s ``metrics.csv``,
     ``moment_of_learning.csv`` and ``results.json``, in memory).
 
@@ -54,6 +56,10 @@ class KTEvaluation:
     threshold: float = 0.95
     n_in_a_row: int = 3
     rows_left_out: dict[str, int] = field(default_factory=dict)
+    #: the parameters of the evaluation, as ``kt evaluate`` records them in config.json
+    run_params: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    _writer = "edueval.kt.commands.pipeline:save_evaluation"
 
     def _pooled(self, target: str) -> dict[str, Any]:
         m = self.metrics
@@ -254,6 +260,7 @@ def evaluation_tables(
     return pd.DataFrame(rows), mol
 
 
+@takes_tables(predictions=RESPONSES)
 def evaluate(
     predictions: str | Path | pd.DataFrame,
     *,
@@ -276,12 +283,18 @@ def evaluate(
     :func:`~edueval.kt.data.read_responses`.  Nothing is written or printed.
     """
     k_of = free_parameters(params)
-    df, seqs, _ = read_responses(predictions, columns, encoding=encoding, rows=rows)
+    df, seqs, cols = read_responses(predictions, columns, encoding=encoding, rows=rows)
     source = _label(params) if isinstance(params, str | Path | pd.DataFrame) else None
     metrics, mol = evaluation_tables(
         df, seqs, k_of, n_params=n_params, threshold=threshold, n_in_a_row=n_in_a_row, source=source
     )
-    return KTEvaluation(metrics, mol, threshold, n_in_a_row, dict(df.attrs.get("dropped", {})))
+    rows = rows or RowFilter()
+    run_params = {"n_params": n_params, "params_file": source, "threshold": threshold,
+                  "n_in_a_row": n_in_a_row, "columns": asdict(cols), "encoding": encoding,
+                  "only": [f"{c}={v}" for c, v in rows.only],
+                  "skip_no_skill": rows.skip_no_skill}  # fmt: skip
+    return KTEvaluation(metrics, mol, threshold, n_in_a_row, dict(df.attrs.get("dropped", {})),
+                        run_params)  # fmt: skip
 
 
 def _label(params: str | Path | pd.DataFrame) -> str:

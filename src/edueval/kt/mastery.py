@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..tables import takes_tables
 from . import _common_kernels as K
-from .data import Columns, Sequences, pack
+from .data import RESPONSES, Columns, Sequences, pack
 
 __all__ = ["first_crossing", "moment_of_learning", "n_correct_in_a_row", "mol_summary"]
 
@@ -70,6 +71,7 @@ def _table(seqs: Sequences, t_true: np.ndarray, t_est: np.ndarray) -> pd.DataFra
     )
 
 
+@takes_tables(data=RESPONSES)
 def moment_of_learning(
     data: pd.DataFrame, threshold: float = 0.95, columns: Columns | None = None
 ) -> tuple[pd.DataFrame, dict[str, float]]:
@@ -87,6 +89,7 @@ def moment_of_learning(
     return _table(seqs, t_true, t_est), mol_summary(t_true, t_est, np.diff(seqs.starts))
 
 
+@takes_tables(data=RESPONSES)
 def n_correct_in_a_row(
     data: pd.DataFrame, n: int = 3, columns: Columns | None = None
 ) -> tuple[pd.DataFrame, dict[str, float]]:

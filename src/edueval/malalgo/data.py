@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError, as_table, line_of, shown
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, takes_tables
 
 __all__ = ["LETTERS", "QUESTION_SCHEMA", "read_questions", "normalise_questions"]
 
@@ -76,6 +76,13 @@ def _rename(df: pd.DataFrame) -> pd.DataFrame:
     return df.rename(columns=mapping) if mapping else df
 
 
+#: The gates of a question table (:func:`takes_tables`): as given (release names accepted, the
+#: readers check it), and as read (canonical names, for the functions that take read questions).
+QUESTIONS = Table.of(QUESTION_SCHEMA, "questions", self_checked=True)
+READ_QUESTIONS = Table.of(QUESTION_SCHEMA, "questions", paths=False)
+
+
+@takes_tables(df=QUESTIONS)
 def normalise_questions(df: pd.DataFrame) -> pd.DataFrame:
     """Validate a question table and return it with the canonical column names.
 
@@ -127,6 +134,7 @@ def _keep_attrs(out: pd.DataFrame, src: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@takes_tables(data=QUESTIONS)
 def read_questions(data: str | Path | pd.DataFrame) -> pd.DataFrame:
     """Read and validate a MalAlgoQA-format file, or the user's own DataFrame (validated the
     same way, errors naming "questions DataFrame"; the frame itself is not modified)."""

@@ -35,13 +35,22 @@ from ..models.budget import (
     MaxFailures,
     as_max_failures,
 )
-from ..models.evaluate import EvalOutcome, evaluate_requests
+from ..models.evaluate import EvalOutcome, evaluate_requests, model_label
 from ..models.types import ChatResult, ModelStats
-from .data import read_questions
+from ..results import RunResults
+from ..tables import takes_tables
+from .data import QUESTIONS, READ_QUESTIONS, read_questions
 from .metrics import breakdown, score_table, summary
 from .tasks import Task, build_tasks, read_answer
 
-__all__ = ["Accuracy", "MalAlgoEvaluation", "ask_tasks", "evaluate", "scored_frame"]
+__all__ = [
+    "Accuracy",
+    "MalAlgoEvaluation",
+    "ask_tasks",
+    "evaluate",
+    "evaluation_from",
+    "scored_frame",
+]
 
 #: the per-question columns copied into every response row
 META = ["grade", "content", "dok"]
@@ -59,6 +68,7 @@ def _readable(result: ChatResult, scoring: str) -> tuple[str | None, str] | None
     return None if read[1] == "unparseable" else read
 
 
+@takes_tables(questions=READ_QUESTIONS)
 def scored_frame(questions: pd.DataFrame, tasks, results, scoring: str) -> pd.DataFrame:
     """One row per prompt: what was asked, what came back, how it was read, and whether right."""
     meta = questions.set_index(questions["id"].astype(str))
@@ -156,7 +166,7 @@ class Accuracy:
 
 
 @dataclass
-class MalAlgoEvaluation:
+class MalAlgoEvaluation(RunResults):
     """Results of :func:`evaluate`.
 
     ``mcq``, ``aia``, ``mia``: :class:`Accuracy` (MCQ accuracy; algorithm identification over
@@ -179,22 +189,35 @@ class MalAlgoEvaluation:
     seconds: float
     params: dict[str, Any] = field(default_factory=dict)
 
+    _writer = "edueval.malalgo.pipeline:save_run"
+    #: the command whose run this is (what ``compare`` records as the protocol)
+    command = "malalgo run"
+
     @property
     def complete(self) -> bool:
         """Whether failed calls + unparseable answers are within ``max_failures``."""
         return self.budget.complete
 
-    def results(self) -> dict[str, Any]:
-        """The metrics as ``malalgo run`` writes them to ``results.json`` (its ``mcq`` ...
-        ``unparseable_rate``, ``model_failures`` and ``complete``; not the timings or the
-        options)."""
+    def metrics(self) -> dict[str, Any]:
+        """The metrics of ``results.json`` (its ``mcq`` ... ``unparseable_rate``), without the
+        timings, the call counts, the options and the failure budget."""
         return {
             **{k: getattr(self, k).as_dict() for k in _MEASURES},
             **{k: getattr(self, k) for k in ("n_questions", "n_prompts", "n_unparseable",
                "n_failed", "n_logprob_fallback", "unparseable_rate")},
-            "model_failures": self.budget.as_dict(),
-            "complete": self.complete,
         }  # fmt: skip
+
+    def run_params(self) -> dict[str, Any]:
+        """The options as ``malalgo run``'s config.json records them (the seed apart)."""
+        return {**{k: v for k, v in self.params.items() if k != "seed"},
+                "n_questions": self.n_questions, "n_prompts": self.n_prompts}  # fmt: skip
+
+    def headline(self) -> dict[str, Any]:
+        """``malalgo run``'s results.json: the metrics, ``seconds``, ``model_calls``, the
+        options, ``model_failures`` and ``complete``."""
+        return {**self.metrics(), "seconds": self.seconds, "model_calls": self.stats.as_dict(),
+                **self.run_params(), "model_failures": self.budget.as_dict(),
+                "complete": self.complete}  # fmt: skip
 
     def breakdown(self, by: str) -> pd.DataFrame:
         """AIA and MIA per ``grade``, ``dok`` or ``content`` (:func:`.metrics.breakdown`)."""
@@ -231,10 +254,7 @@ class MalAlgoEvaluation:
         return "\n".join(lines)
 
 
-def _model_name(model: Any) -> str | None:
-    return model if isinstance(model, str) else None
-
-
+@takes_tables(questions=QUESTIONS)
 def evaluate(
     questions: str | Path | pd.DataFrame,
     model: Any,
@@ -271,12 +291,22 @@ def evaluate(
                            rationale_order=rationale_order, scoring=scoring, mcq=mcq,
                            seed=seed)  # fmt: skip
     outcome = ask_tasks(model, tasks, scoring, max_failures=limit_)
-    scored = scored_frame(table, tasks, outcome.results, scoring)
-    summ = summary(scored)
-    params = {"model": _model_name(model), "prompt": prompt, "shots": shots,
+    params = {"model": model_label(model), "prompt": prompt, "shots": shots,
               "rationale_order": rationale_order, "scoring": scoring, "ask_mcq": mcq,
               "seed": seed, "limit": limit, "max_failures": str(limit_)}  # fmt: skip
-    result = MalAlgoEvaluation(
+    result = evaluation_from(table, tasks, outcome, params)
+    if not result.complete:
+        raise FailureBudgetExceeded(outcome.budget, result)
+    return result
+
+
+def evaluation_from(
+    table: pd.DataFrame, tasks: list[Task], outcome: EvalOutcome, params: dict[str, Any]
+) -> MalAlgoEvaluation:
+    """The results object of the answers in ``outcome`` (``evaluate`` and ``malalgo run``)."""
+    scored = scored_frame(table, tasks, outcome.results, params["scoring"])
+    summ = summary(scored)
+    return MalAlgoEvaluation(
         mcq=Accuracy.from_dict(summ["mcq"]),
         aia=Accuracy.from_dict(summ["aia"]),
         mia=Accuracy.from_dict(summ["mia"]),
@@ -288,6 +318,3 @@ def evaluate(
         seconds=outcome.seconds,
         params=params,
     )  # fmt: skip
-    if not result.complete:
-        raise FailureBudgetExceeded(outcome.budget, result)
-    return result

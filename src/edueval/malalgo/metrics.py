@@ -20,6 +20,11 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from ..tables import Table, takes_tables
+
+#: The gate of a scored response table (``malalgo run``'s ``responses.csv``, one row a prompt).
+SCORED = Table("responses", ("question_id", "kind", "is_correct_choice", "answer_label", "target",
+                             "status"), ("grade", "content", "dok"), paths=False)  # fmt: skip
 
 __all__ = ["score_table", "summary", "breakdown", "grade_dok_heatmap"]
 
@@ -74,6 +79,7 @@ def score_table(scored: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@takes_tables(scored=SCORED)
 def summary(scored: pd.DataFrame) -> dict:
     """MCQ accuracy, AIA and MIA with 95% CIs, and the counts of unparseable and failed answers."""
     s = score_table(scored)
@@ -92,6 +98,15 @@ def summary(scored: pd.DataFrame) -> dict:
     return out
 
 
+@takes_tables(
+    scored=Table(
+        SCORED.name,
+        SCORED.required,
+        SCORED.optional,
+        paths=False,
+        depends=lambda a: [a.get("by") or "grade"],
+    )
+)
 def breakdown(scored: pd.DataFrame, by: str) -> pd.DataFrame:
     """AIA and MIA (with CIs and counts) per value of ``by`` (grade, dok or content)."""
     s = score_table(scored)
@@ -116,6 +131,9 @@ def breakdown(scored: pd.DataFrame, by: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@takes_tables(
+    scored=Table(SCORED.name, (*SCORED.required, "grade", "dok"), ("content",), paths=False)
+)
 def grade_dok_heatmap(scored: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """MIA and the number of questions in each grade x DOK cell."""
     s = score_table(scored)

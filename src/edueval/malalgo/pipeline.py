@@ -3,7 +3,6 @@ directories.  The CLI is a thin layer over these."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,14 +14,22 @@ from ..model_runs import finish_model_run
 from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures
 from ..report import Report
 from ..report.figures import new_figure
-from ..runs import RunDir
+from ..runs import RunDir, saved_run
 from .data import LETTERS, read_questions
 from .evaluation import META as _META
-from .evaluation import ask_tasks, prepare, scored_frame
+from .evaluation import MalAlgoEvaluation, ask_tasks, evaluation_from, prepare, scored_frame
 from .metrics import breakdown, grade_dok_heatmap, score_table, summary
 from .responses import read_responses
 
-__all__ = ["audit_run", "generate_run", "run_malalgo", "score_run", "scored_frame"]
+__all__ = [
+    "audit_run",
+    "generate_run",
+    "run_malalgo",
+    "save_run",
+    "score_run",
+    "scored_frame",
+    "write_run",
+]
 
 
 def generate_run(
@@ -166,43 +173,50 @@ def run_malalgo(
     questions, tasks = prepare(questions_path, limit=limit, prompt=prompt, shots=shots,
                                rationale_order=rationale_order, scoring=scoring, mcq=mcq,
                                seed=seed)  # fmt: skip
-    params = {
-        "model": model_name,
-        "prompt": prompt,
-        "shots": shots,
-        "rationale_order": rationale_order,
-        "scoring": scoring,
-        "ask_mcq": mcq,
-        "limit": limit,
-        "max_failures": str(max_failures),
-        "n_questions": len(questions),
-        "n_prompts": len(tasks),
-    }
+    params = {"model": model_name, "prompt": prompt, "shots": shots,
+              "rationale_order": rationale_order, "scoring": scoring, "ask_mcq": mcq,
+              "seed": seed, "limit": limit, "max_failures": str(max_failures)}  # fmt: skip
+    config = {**{k: v for k, v in params.items() if k != "seed"},
+              "n_questions": len(questions), "n_prompts": len(tasks)}  # fmt: skip
     run = RunDir(
-        out, command="malalgo run", params=params, seed=seed, inputs={"questions": questions_path}
+        out, command="malalgo run", params=config, seed=seed, inputs={"questions": questions_path}
     )
-    t0 = time.perf_counter()
     outcome = ask_tasks(open_model, tasks, scoring, max_failures=max_failures,
                         log_path=run.path / "calls.jsonl", progress="malalgo run")  # fmt: skip
-    scored = scored_frame(questions, tasks, outcome.results, scoring)
-    stats = outcome.stats
-    seconds = time.perf_counter() - t0
-    run.table("responses", scored)
-    summ = summary(scored)
+    res = evaluation_from(questions, tasks, outcome, params)
+    if log:
+        log(res.stats.summary())
+    return write_run(run, res, str(questions_path))
+
+
+def write_run(run: RunDir, res: MalAlgoEvaluation, source: str) -> dict:
+    """responses.csv, the breakdowns, the report and results.json of ``malalgo run`` from its
+    results (the command and :meth:`MalAlgoEvaluation.save` both write through here)."""
+    p = res.params
+    run.table("responses", res.responses)
     rep, tables = _report(
-        scored,
-        summ,
+        res.responses,
+        res.metrics(),
         "Malgorithm identification (MalAlgoQA protocol)",
-        f"{questions_path}, model {model_name}, prompt {prompt}, {shots} shots, "
-        f"rationales {rationale_order}, scoring {scoring}, seed {seed}",
-        stats.summary(),
+        f"{source}, model {p['model']}, prompt {p['prompt']}, {p['shots']} shots, "
+        f"rationales {p['rationale_order']}, scoring {p['scoring']}, seed {p['seed']}",
+        res.stats.summary(),
     )
     for name, table in tables.items():
         run.table(name, table)
-    results_json = {**summ, "seconds": seconds, "model_calls": stats.as_dict(), **params}
-    if log:
-        log(stats.summary())
-    return finish_model_run(run, results_json, rep, outcome.budget)
+    results = {
+        k: v for k, v in dict(res.headline()).items() if k not in ("model_failures", "complete")
+    }
+    return finish_model_run(run, results, rep, res.budget)
+
+
+def save_run(res: MalAlgoEvaluation, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`MalAlgoEvaluation.save`: the folder ``malalgo run`` writes, less its call log
+    (``calls.jsonl``: the calls were made in memory, and not logged)."""
+    run = saved_run(folder, "malalgo run", params=res.run_params(), seed=res.params.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_run(run, res, "results from Python")
+    return run.path
 
 
 def score_run(out: Path, responses_path: Path) -> dict:

@@ -14,7 +14,8 @@ import pandas as pd
 from ..defaults import SEED
 from ..models import ChatRequest, ChatResult, parse_json_answer
 from ..seeding import child_rngs
-from .data import LETTERS
+from ..tables import takes_tables
+from .data import LETTERS, READ_QUESTIONS
 from .prompts import (
     ANSWER_KEY,
     ANSWER_SCHEMA,
@@ -66,6 +67,7 @@ def _request(messages, prompt: str, scoring: str, tag: str) -> ChatRequest:
     )
 
 
+@takes_tables(questions=READ_QUESTIONS)
 def build_tasks(
     questions: pd.DataFrame,
     *,

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from ..tables import Table, takes_tables
 from .items import LETTERS
 from .library import FAMILIES, RULES, applicable_rules, correct_answer, rule_answer
 from .model import Problem
@@ -224,6 +225,11 @@ def choose_answer(
     return LETTERS[int(_choose(held, key, p, model.p_rule, rng.random((1, 4)))[0])]
 
 
+@takes_tables(
+    items=Table(
+        "items", ("id", "answer"), ("difficulty", *(f"malrule_{x}" for x in "ABCD")), paths=False
+    )
+)
 def simulate_responses(
     students: Sequence[Student],
     items: pd.DataFrame,

@@ -31,7 +31,15 @@ from typing import Any
 from .budget import DEFAULT_MAX_FAILURES, BudgetDecision, MaxFailures, decide
 from .types import ChatRequest, ChatResult, ModelStats
 
-__all__ = ["EvalOutcome", "Parser", "evaluate_requests", "is_client", "open_client", "run_requests"]
+__all__ = [
+    "EvalOutcome",
+    "Parser",
+    "evaluate_requests",
+    "is_client",
+    "model_label",
+    "open_client",
+    "run_requests",
+]
 
 Parser = Callable[[ChatResult], Any]
 """Reads one reply that arrived; returns the value, or ``None`` when it is unparseable."""
@@ -144,6 +152,15 @@ def is_client(model: Any) -> bool:
     """Whether ``model`` is an open client (it has ``complete_many``, ``reject`` and ``stats``),
     as opposed to a model spec or an opener."""
     return all(hasattr(model, a) for a in ("complete_many", "reject", "stats"))
+
+
+def model_label(model: Any) -> str | None:
+    """The model's name for results and comparisons: the spec as given (``"openai/<model>"``),
+    an open client's spec (its ``name``), or None for an opener (a function: no name to tell)."""
+    if isinstance(model, str):
+        return model
+    name = getattr(model, "name", None) if is_client(model) else None
+    return name if isinstance(name, str) else None
 
 
 def evaluate_requests(

@@ -237,7 +237,7 @@ def diagnostic_warnings(
     if n_rhat_above:
         out.append(
             f"{n_rhat_above} quantity(ies) with R-hat > {RHAT_MAX} (max {max_rhat:.3f}); the "
-            "chains disagree: run more draws (--draws/--warmup) before trusting them"
+            "chains disagree: run more draws (draws=/warmup=) before trusting them"
         )
     if n_ess_below:
         out.append(

@@ -43,6 +43,8 @@ import pandas as pd
 
 from ..defaults import MIN_COMPARISONS, SEED
 from ..io import InputError
+from ..results import RunResults
+from ..tables import takes_tables
 from ._sampler import (
     ESS_MIN,
     RHAT_MAX,
@@ -55,7 +57,7 @@ from ._sampler import (
     rhat,
     run_nuts,
 )
-from .comparisons import resolve_ties, validate_comparisons
+from .comparisons import COMPARISONS, resolve_ties, validate_comparisons
 from .design import Design, agent_table, build_design, tidy_rows
 
 __all__ = [
@@ -329,7 +331,7 @@ def summarize_draws(
 
 
 @dataclass
-class BradleyTerryResults:
+class BradleyTerryResults(RunResults):
     """Posterior summaries of a :class:`BradleyTerry` fit (statsmodels-style results object).
 
     Attributes
@@ -355,6 +357,11 @@ class BradleyTerryResults:
     #: per rater: infit/outfit at the posterior means (:mod:`.misfit`), worst infit first
     raters: pd.DataFrame | None = None
     method: str = "nuts"
+    #: raters whose comparisons were left out before the fit (``pairwise fit``'s
+    #: ``exclude_raters``), for results.json's ``n_excluded_raters``
+    excluded_raters: list[str] = field(default_factory=list)
+
+    _writer = "edueval.pairwise.pipeline:save_fit"
 
     @property
     def max_rhat(self) -> float:
@@ -394,6 +401,11 @@ class BradleyTerryResults:
     def n_divergent(self) -> int:
         return self.draws.n_divergent
 
+    def headline(self) -> dict[str, Any]:
+        from .quality import fit_headline
+
+        return fit_headline(self, "nuts")
+
     def diagnostics(self) -> dict[str, Any]:
         return {
             "max_rhat": self.max_rhat,
@@ -422,7 +434,7 @@ class BradleyTerryResults:
             out.append(
                 f"{self.n_rhat_above} parameter(s) with R-hat > {RHAT_MAX} (worst "
                 f"{self.max_rhat:.3f} at {self._worst('max_rhat', True)}); run more draws "
-                "(--draws/--warmup) before trusting them"
+                "(draws=/warmup=) before trusting them"
             )
         if self.n_ess_below:
             column = "min_ess_bulk" if self.min_ess_bulk <= self.min_ess_tail else "min_ess_tail"
@@ -542,6 +554,7 @@ class BradleyTerry:
     >>> print(res.summary()); res.abilities.head()
     """
 
+    @takes_tables(comparisons=COMPARISONS)
     def __init__(
         self,
         comparisons: pd.DataFrame,
@@ -647,6 +660,7 @@ class BradleyTerry:
                 "target_accept": target_accept,
                 "groups_per_task": groups_per_task,
                 "split_half_repeats": split_half_repeats,
+                "executor": executor.describe() if executor is not None else None,
             },
             alpha=alpha if keep_draws else None,
             alpha0=alpha0 if keep_draws else None,

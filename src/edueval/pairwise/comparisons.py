@@ -24,14 +24,14 @@ import pandas as pd
 
 from ..io import (
     InputError,
+    as_table,
     identifier_problem,
     line_of,
     load_yaml,
-    read_table,
     read_text,
 )
 from ..seeding import rng
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, takes_tables
 
 __all__ = [
     "COLUMNS",
@@ -60,17 +60,24 @@ COMPARISONS_SCHEMA = Schema(
 )
 
 
-def read_comparisons(path: str | Path) -> pd.DataFrame:
-    """Read and validate a comparisons file (CSV, TSV, JSONL or JSON).
+#: The gate of a comparisons table (:func:`takes_tables`; :func:`validate_comparisons` checks it).
+COMPARISONS = Table.of(COMPARISONS_SCHEMA, "comparisons", self_checked=True)
+
+
+@takes_tables(path=COMPARISONS)
+def read_comparisons(path: str | Path | pd.DataFrame) -> pd.DataFrame:
+    """Read and validate a comparisons file (CSV, TSV, JSONL or JSON), or the user's own table
+    (a DataFrame or records), checked the same way.
 
     Raises :class:`~edueval.io.InputError` naming file, line and column for: a missing column, an
     identifier that is empty or not as written (see :data:`COMPARISONS_SCHEMA`), an ``outcome`` other than first/second/tie, or a row whose ``first`` and
     ``second`` are the same agent (a reply cannot be compared with itself).
     """
-    df = read_table(path, text_columns=_TEXT)
+    df = as_table(path, name="comparisons", text_columns=_TEXT)
     return validate_comparisons(df)
 
 
+@takes_tables(df=COMPARISONS)
 def validate_comparisons(df: pd.DataFrame) -> pd.DataFrame:
     """Check a comparisons DataFrame and return a clean copy (identifiers as text, outcomes in
     lower case).  Row positions in error messages follow ``df.attrs`` when the frame came from
@@ -110,6 +117,11 @@ def validate_comparisons(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@takes_tables(
+    df=Table(
+        "comparisons", ("first", "second", "outcome"), ("item", "attribute", "rater"), paths=False
+    )
+)
 def resolve_ties(
     df: pd.DataFrame, mode: str = "random", *, seed: int | None = None
 ) -> pd.DataFrame:
@@ -205,6 +217,11 @@ def _rater_lines(text: str, path: Path) -> list[str]:
     return ids
 
 
+@takes_tables(
+    df=Table(
+        "comparisons", ("rater",), ("item", "attribute", "first", "second", "outcome"), paths=False
+    )
+)
 def exclude_raters(
     df: pd.DataFrame, ids: Iterable[str], *, source: str | Path | None = None
 ) -> tuple[pd.DataFrame, list[str], list[str]]:

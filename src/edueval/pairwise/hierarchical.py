@@ -41,6 +41,8 @@ import numpy as np
 import pandas as pd
 
 from ..defaults import SEED
+from ..results import RunResults
+from ..tables import takes_tables
 from ._sampler import (
     ESS_MIN,
     RHAT_MAX,
@@ -63,6 +65,7 @@ from .bradley_terry import (
     nuts_seed,
     tidy_rows,
 )
+from .comparisons import COMPARISONS
 
 __all__ = ["HierarchicalBradleyTerry", "HierarchicalResults"]
 
@@ -96,7 +99,7 @@ def _hier_model(n, w2, group, first, second, e, *, n_agents: int, centred: bool 
 
 
 @dataclass
-class HierarchicalResults:
+class HierarchicalResults(RunResults):
     """Agent means and differences per attribute (statsmodels-style results object).
 
     Attributes
@@ -121,6 +124,14 @@ class HierarchicalResults:
     mu: np.ndarray | None = field(default=None, repr=False)
     alpha: np.ndarray | None = field(default=None, repr=False)
     design: Design | None = field(default=None, repr=False)
+    #: raters whose comparisons were left out before the fit (``exclude_raters``)
+    excluded_raters: list[str] = field(default_factory=list)
+
+    _writer = "edueval.pairwise.pipeline:save_hierarchical"
+
+    def headline(self) -> dict[str, Any]:
+        """``pairwise hierarchical``'s results.json: the differences, sigma, the diagnostics."""
+        return {"differences": self.differences, "sigma": self.sigma, **self.diagnostics()}
 
     def diagnostics(self) -> dict[str, Any]:
         tables = (self.differences, self.sigma, self.items)
@@ -347,6 +358,7 @@ class HierarchicalBradleyTerry:
         Blender - GPT-3).  Default: sorted names.
     """
 
+    @takes_tables(comparisons=COMPARISONS)
     def __init__(
         self,
         comparisons: pd.DataFrame,
@@ -369,6 +381,7 @@ class HierarchicalBradleyTerry:
             agents=None,
         )
         self.design: Design = base.design.reorder(agent_order) if agent_order else base.design
+        self.agent_order = list(agent_order) if agent_order else None
         self.ties = ties
         self.seed = seed
         self.skipped = base.skipped
@@ -427,6 +440,7 @@ class HierarchicalBradleyTerry:
                 "draws": draws,
                 "target_accept": target_accept,
                 "parametrization": self.parametrization,
+                "agent_order": self.agent_order,
             },
             mu=mu,
             alpha=alpha,

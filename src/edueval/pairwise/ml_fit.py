@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..results import RunResults
 from .design import Design, agent_table, tidy_rows
 from .ml import estimate_table, fit_ml_design
 
@@ -16,7 +17,7 @@ __all__ = ["MLResults", "fit_ml"]
 
 
 @dataclass
-class MLResults:
+class MLResults(RunResults):
     """A maximum-likelihood Bradley-Terry fit (statsmodels-style results object).
 
     Attributes
@@ -39,6 +40,15 @@ class MLResults:
     seconds: float
     params: dict[str, Any] = field(default_factory=dict)
     method: str = "ml"
+    #: raters whose comparisons were left out before the fit (as :class:`BradleyTerryResults`)
+    excluded_raters: list[str] = field(default_factory=list)
+
+    _writer = "edueval.pairwise.pipeline:save_fit"
+
+    def headline(self) -> dict[str, Any]:
+        from .quality import fit_headline
+
+        return fit_headline(self, "ml")
 
     @property
     def n_missing(self) -> int:
@@ -63,7 +73,7 @@ class MLResults:
             out.append(
                 f"{self.n_missing} group(s) have no finite ML estimate (an agent won or lost all "
                 "its comparisons, or the win graph is not strongly connected); their estimates "
-                "are NaN: a small --ridge (1 = the Bayesian model's posterior mode) gives finite "
+                "are NaN: a small ridge= (1 = the Bayesian model's posterior mode) gives finite "
                 "ones"
             )
         return out

@@ -6,27 +6,42 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .. import progress as _progress
+from ..executor import InProcess
 from ..io import InputError
 from ..report import Report
-from ..runs import RunDir
+from ..runs import RunDir, saved_run
 from .bradley_terry import BradleyTerry, BradleyTerryResults
 from .comparisons import TIE_MODES, exclude_raters, read_comparisons, read_rater_ids
 from .figures import alpha_boxplots, difference_forest, order_effects, reliability_curves
 from .hierarchical import HierarchicalBradleyTerry, HierarchicalResults
-from .quality import RELIABILITY_COLUMNS, quality_summary, reliability_sentence
-from .raters import RaterModel
+from .ml_fit import MLResults
+from .quality import RELIABILITY_COLUMNS, reliability_sentence
+from .raters import RaterModel, RaterResults
 from .summary import SummaryResults, read_abilities, read_scores, summarize
 from .teacher_test import import_teacher_test
+
+if TYPE_CHECKING:
+    from .simulation import SimulationResults
 
 __all__ = [
     "POSTERIOR_FILE",
     "check_sampler_options",
     "fit_run",
+    "save_fit",
+    "save_hierarchical",
+    "write_hierarchical",
+    "save_simulation",
+    "write_simulation",
+    "save_raters",
+    "write_raters",
+    "save_summary",
+    "write_summary",
+    "write_fit",
     "hierarchical_run",
     "import_run",
     "load_comparisons",
@@ -290,19 +305,63 @@ def fit_run(
         keep_draws=save_draws,
         split_half_repeats=split_half_repeats,
     )
+    res.excluded_raters = removed
     if warn:
         for w in res.warnings():
             warn(w)
     posterior = save_posterior(run, res.to_inference_data()) if save_draws else None
-    results = _fit_tables(run, res, "nuts", removed)
+    return write_fit(run, res, str(data_path), posterior=posterior)
+
+
+def _fit_params(res: BradleyTerryResults | MLResults) -> dict[str, Any]:
+    """config.json's parameters of a ``pairwise fit`` run, from its results (NUTS or ML)."""
+    p = res.params
+    if res.method == "ml":
+        return {"method": "ml", "ties": res.ties, "ridge": p["ridge"],
+                "order_effect": p["order_effect"], "identification": "sum-to-zero abilities per group",
+                "min_comparisons": p["min_comparisons"],
+                "split_half_repeats": p["split_half_repeats"],
+                "excluded_raters": res.excluded_raters}  # fmt: skip
+    return {"method": "nuts", "split_half_repeats": p["split_half_repeats"], "ties": res.ties,
+            "chains": p["chains"], "warmup": p["warmup"], "draws": p["draws"],
+            "min_comparisons": p["min_comparisons"], "excluded_raters": res.excluded_raters,
+            "sampler_versions": sampler_versions(),
+            **({"groups_per_task": p["groups_per_task"]} if p.get("groups_per_task") else {}),
+            "executor": p.get("executor") or InProcess().describe(), "save_draws": False}  # fmt: skip
+
+
+def write_fit(
+    run: RunDir, res: BradleyTerryResults | MLResults, source: str, *, posterior: str | None = None
+) -> dict:
+    """The tables, report and results.json of ``pairwise fit`` (NUTS or ML), from its results
+    (the command and the results objects' ``save`` both write through here)."""
+    results = _fit_tables(run, res)
     if posterior:
         results["posterior"] = posterior
-    rep = _fit_report(res, "Bayesian Bradley-Terry fit", f"{data_path}, ties: {ties}, seed {seed}")
+    seed = res.params.get("seed")
+    if isinstance(res, MLResults):
+        rep = _ml_report(
+            res, f"{source}, ties: {res.ties}, ridge {res.params['ridge']}, seed {seed}"
+        )
+    else:
+        rep = _fit_report(
+            res, "Bayesian Bradley-Terry fit", f"{source}, ties: {res.ties}, seed {seed}"
+        )
     run.finish(results, rep.render())
     return results
 
 
-def _fit_tables(run: RunDir, res: Any, method: str, removed: list[str]) -> dict:
+def save_fit(res: BradleyTerryResults | MLResults, folder: str | Path, *,
+             overwrite: bool = False) -> Path:  # fmt: skip
+    """``save`` of a Bradley-Terry fit (NUTS or ML): the folder ``pairwise fit`` writes (the
+    posterior draws are not saved: the command writes them with ``--save-draws``)."""
+    run = saved_run(folder, "pairwise fit", params=_fit_params(res), seed=res.params.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_fit(run, res, "results from Python")
+    return run.path
+
+
+def _fit_tables(run: RunDir, res: Any) -> dict:
     """The tables of a ``pairwise fit`` run (NUTS or ML results alike) and its headline numbers."""
     assert res.raters is not None
     for name, table in (("abilities", res.abilities), ("groups", res.groups),
@@ -310,17 +369,7 @@ def _fit_tables(run: RunDir, res: Any, method: str, removed: list[str]) -> dict:
         run.table(name, table)
     if len(res.skipped):
         run.table("skipped", res.skipped)
-    return {
-        "method": method,
-        "n_groups": len(res.groups),
-        "n_comparisons": int(res.groups["n_comparisons"].sum()),
-        "n_excluded_raters": len(removed),
-        "n_skipped_groups": len(res.skipped),
-        **quality_summary(res.groups, res.raters, list(res.design.groups)),
-        **res.diagnostics(),
-        "warnings": res.warnings(),
-        "agents": res.agent_table(),
-    }
+    return dict(res.headline())
 
 
 def _ml_fit_run(
@@ -357,15 +406,18 @@ def _ml_fit_run(
     res = model.fit_ml(
         ridge=ridge, order_effect=order_effect, split_half_repeats=split_half_repeats
     )
+    res.excluded_raters = removed
     if warn:
         for w in res.warnings():
             warn(w)
-    results = _fit_tables(run, res, "ml", removed)
+    return write_fit(run, res, str(data_path))
+
+
+def _ml_report(res: MLResults, subtitle: str) -> Report:
+    """The report of an ML (or MAP) fit."""
     d = res.diagnostics()
-    rep = Report(
-        "Bradley-Terry fit (maximum likelihood)",
-        f"{data_path}, ties: {model.ties}, ridge {ridge}, seed {seed}",
-    )
+    ridge, order_effect = res.params["ridge"], res.params["order_effect"]
+    rep = Report("Bradley-Terry fit (maximum likelihood)", subtitle)
     sec = rep.section("Model")
     sec.text(
         "Per group ("
@@ -389,10 +441,9 @@ def _ml_fit_run(
     if len(res.skipped):
         sec.table(res.skipped, "Groups not fitted (fewer comparisons than --min-comparisons)")
     rep.section("Per agent").table(res.agent_table(), digits=2)
-    quality_sections(rep, res.groups, res.raters, split_half_repeats)
+    quality_sections(rep, res.groups, res.raters, res.params["split_half_repeats"])
     rep.section("Abilities per group and agent").table(res.abilities, digits=3)
-    run.finish(results, rep.render())
-    return results
+    return rep
 
 
 def raters_run(
@@ -437,20 +488,35 @@ def raters_run(
     res = RaterModel(df, per=per, ties=ties, seed=seed).fit(
         chains=chains, warmup=warmup, draws=draws, progress=_progress.enabled()
     )
+    res.reference = reference
     if warn:
         for w in res.fit.warnings():
             warn(w)
+    return write_raters(run, res, str(data_path), str(compare_path))
+
+
+def _raters_params(res: RaterResults) -> dict[str, Any]:
+    p = res.params
+    return {"per": res.per, "ties": p["ties"], "chains": p["chains"], "warmup": p["warmup"],
+            "draws": p["draws"], "sampler_versions": sampler_versions()}  # fmt: skip
+
+
+def save_raters(res: RaterResults, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`RaterResults.save`: the folder ``pairwise raters`` writes."""
+    run = saved_run(folder, "pairwise raters", params=_raters_params(res),
+                    seed=res.params.get("seed"), overwrite=overwrite)  # fmt: skip
+    write_raters(run, res, "results from Python", "the reference list")
+    return run.path
+
+
+def write_raters(run: RunDir, res: RaterResults, source: str, reference_source: str) -> dict:
+    """The tables, report and results.json of ``pairwise raters`` (the command and
+    :meth:`RaterResults.save` both write through here)."""
+    per, ties, seed = res.per, res.params["ties"], res.params.get("seed")
     run.table("raters", res.raters)
     run.table("groups", res.groups)
-    results: dict = {
-        "n_raters": len(res.raters),
-        "n_flagged": len(res.flagged),
-        "flagged": res.flagged,
-        "n_misfit": len(res.misfitting),
-        "misfit": res.misfitting,
-        **res.fit.diagnostics(),
-    }
-    rep = Report("Rater order effects", f"{data_path}, per {per}, ties: {ties}, seed {seed}")
+    results = dict(res.headline())
+    rep = Report("Rater order effects", f"{source}, per {per}, ties: {ties}, seed {seed}")
     sec = rep.section("Model")
     sec.text(
         "Per rater" + (" and attribute" if per == "attribute" else "") + ": P(first preferred) = "
@@ -463,11 +529,10 @@ def raters_run(
     )
     for w in res.fit.warnings():
         sec.text("Warning: " + w)
-    if reference is not None:
-        ov = res.overlap(reference)
-        results["overlap"] = ov
+    if res.reference is not None:
+        ov = results["overlap"]
         rep.section("Overlap with the reference list").text(
-            f"{compare_path}: {ov['n_reference']} rater(s), {ov['n_reference_in_data']} in the "
+            f"{reference_source}: {ov['n_reference']} rater(s), {ov['n_reference_in_data']} in the "
             f"data; flagged by both: {ov['n_both']}; only in the reference: "
             f"{', '.join(ov['reference_only']) or 'none'}; flagged here only: "
             f"{', '.join(ov['flagged_only']) or 'none'}."
@@ -540,16 +605,29 @@ def summarize_run(
         },
         inputs=_inputs(abilities=src, scores=scores_path),
     )
+    return write_summary(run, res, str(src))
+
+
+def write_summary(run: RunDir, res: SummaryResults, source: str) -> dict:
+    """The tables, report and results.json of ``pairwise summarize`` (the command and
+    :meth:`SummaryResults.save` both write through here)."""
     run.table("anova", res.anova)
     run.table("tukey", res.tukey)
     run.table("table3", res.table3)
     if res.correlation is not None:
         run.table("correlation", res.correlation)
-    results = {"anova": res.anova, "tukey": res.tukey, "table3": res.table3}
-    if res.correlation is not None:
-        results["correlation"] = res.correlation
-    run.finish(results, _summary_report(res, "Per-item abilities across agents", str(src)).render())
+    results = dict(res.headline())
+    run.finish(results, _summary_report(res, "Per-item abilities across agents", source).render())
     return results
+
+
+def save_summary(res: SummaryResults, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`SummaryResults.save`: the folder ``pairwise summarize`` writes."""
+    params = {"score_column": res.params.get("score_column"),
+              "agent_order": res.params.get("agent_order")}  # fmt: skip
+    run = saved_run(folder, "pairwise summarize", params=params, overwrite=overwrite)
+    write_summary(run, res, "results from Python")
+    return run.path
 
 
 def hierarchical_report_section(
@@ -617,18 +695,40 @@ def hierarchical_run(
     res = HierarchicalBradleyTerry(df, ties=ties, seed=seed, agent_order=agent_order).fit(
         chains=chains, warmup=warmup, draws=draws, progress=_progress.enabled()
     )
+    res.excluded_raters = removed
     if warn:
         for w in res.warnings():
             warn(w)
+    return write_hierarchical(run, res, str(data_path))
+
+
+def write_hierarchical(run: RunDir, res: HierarchicalResults, source: str) -> dict:
+    """The tables, report and results.json of ``pairwise hierarchical`` (the command and
+    :meth:`HierarchicalResults.save` both write through here)."""
     run.table("differences", res.differences)
     run.table("agents", res.agents)
     run.table("sigma", res.sigma)
     run.table("items", res.items)
-    rep = Report("Hierarchical Bradley-Terry", f"{data_path}, ties: {ties}, seed {seed}")
+    p = res.params
+    rep = Report("Hierarchical Bradley-Terry", f"{source}, ties: {p['ties']}, seed {p['seed']}")
     hierarchical_report_section(rep, res, "Agent differences")
-    results = {"differences": res.differences, "sigma": res.sigma, **res.diagnostics()}
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
+
+
+def save_hierarchical(res: HierarchicalResults, folder: str | Path, *,
+                      overwrite: bool = False) -> Path:  # fmt: skip
+    """:meth:`HierarchicalResults.save`: the folder ``pairwise hierarchical`` writes."""
+    p = res.params
+    params = {"ties": p["ties"], "chains": p["chains"], "warmup": p["warmup"],
+              "draws": p["draws"], "agent_order": p.get("agent_order"),
+              "excluded_raters": res.excluded_raters,
+              "sampler_versions": sampler_versions()}  # fmt: skip
+    run = saved_run(folder, "pairwise hierarchical", params=params, seed=p.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_hierarchical(run, res, "results from Python")
+    return run.path
 
 
 def simulate_run(out: Path, cfg, *, executor=None) -> dict:
@@ -650,29 +750,36 @@ def simulate_run(out: Path, cfg, *, executor=None) -> dict:
         seed=cfg.seed,
     )
     res = simulate(cfg, executor=executor)
+    return write_simulation(run, res)
+
+
+def save_simulation(res: SimulationResults, folder: str | Path, *,
+                    overwrite: bool = False) -> Path:  # fmt: skip
+    """:meth:`SimulationResults.save`: the folder ``pairwise simulate`` writes."""
+    cfg = res.config
+    params = {**{k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.__dict__.items()},
+              "budgets": cfg.checkpoints(),
+              "executor": res.params.get("executor") or InProcess().describe()}  # fmt: skip
+    run = saved_run(folder, "pairwise simulate", params=params, seed=cfg.seed, overwrite=overwrite)
+    write_simulation(run, res)
+    return run.path
+
+
+def write_simulation(run: RunDir, res: SimulationResults) -> dict:
+    """The tables, report and results.json of ``pairwise simulate`` (the command and
+    :meth:`SimulationResults.save` both write through here)."""
+    from .simulation import __doc__ as how
+
+    cfg = res.config
     run.table("budgets", res.budgets)
     run.table("replications", res.replications)
     run.table("to_target", res.to_target)
-    results: dict[str, Any] = {
-        "target": cfg.target,
-        "judgements_to_target": {
-            r.pairing: (None if pd.isna(r.judgements_to_target) else r.judgements_to_target)
-            for r in res.to_target.itertuples()
-        },
-        "adaptive_saving": res.saving(),
-        "budgets": res.budgets,
-        "trustworthy_reliability": (
-            "SSR under random pairing; under adaptive pairing the split-half reliability between "
-            "the two panels of judges, which chose their pairs independently (SSR is inflated)"
-        ),
-    }
+    results = dict(res.headline())
     rep = Report(
         "Simulated comparative judgement: reliability by pairing policy",
         f"{cfg.n_objects} objects, {cfg.n_judges} judges ({cfg.n_misfitting} at random), "
         f"spread {cfg.spread}, {cfg.replications} replications, seed {cfg.seed}",
     )
-    from .simulation import __doc__ as how
-
     rep.section("Design").text(*[p.strip() for p in (how or "").split("\n\n") if p.strip()][:4])
     sec = rep.section("Reliability per budget of judgements")
     sec.text(

@@ -76,6 +76,22 @@ def assess(
     return ab, gr, raters
 
 
+def fit_headline(res: Any, method: str) -> dict[str, Any]:
+    """``pairwise fit``'s results.json (less ``tables`` and ``status``) of a NUTS or an ML fit:
+    the headline numbers of both results objects' ``results()``."""
+    return {
+        "method": method,
+        "n_groups": len(res.groups),
+        "n_comparisons": int(res.groups["n_comparisons"].sum()),
+        "n_excluded_raters": len(res.excluded_raters),
+        "n_skipped_groups": len(res.skipped),
+        **quality_summary(res.groups, res.raters, list(res.design.groups)),
+        **res.diagnostics(),
+        "warnings": res.warnings(),
+        "agents": res.agent_table(),
+    }
+
+
 def quality_summary(groups: pd.DataFrame, raters: pd.DataFrame, keys: list[str]) -> dict[str, Any]:
     """The headline reliability and fit numbers for results.json."""
     out: dict[str, Any] = {

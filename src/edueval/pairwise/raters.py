@@ -35,13 +35,16 @@ import numpy as np
 import pandas as pd
 
 from ..defaults import RATER_TIES, SEED
+from ..results import RunResults
+from ..tables import takes_tables
 from .bradley_terry import BradleyTerry, BradleyTerryResults, tidy_rows
+from .comparisons import COMPARISONS
 
 __all__ = ["RaterModel", "RaterResults"]
 
 
 @dataclass
-class RaterResults:
+class RaterResults(RunResults):
     """Per-rater order effects and flags.
 
     Attributes
@@ -58,6 +61,23 @@ class RaterResults:
     fit: BradleyTerryResults
     per: str
     params: dict[str, Any] = field(default_factory=dict)
+    #: rater ids to compare the flags with (``pairwise raters --compare``): ``results()`` then
+    #: holds their ``overlap``
+    reference: list[str] | None = None
+
+    _writer = "edueval.pairwise.pipeline:save_raters"
+
+    def headline(self) -> dict[str, Any]:
+        """``pairwise raters``' results.json: counts, flagged and misfitting raters, the
+        sampler's diagnostics and (with a ``reference``) the overlap."""
+        out: dict[str, Any] = {
+            "n_raters": len(self.raters), "n_flagged": len(self.flagged),
+            "flagged": self.flagged, "n_misfit": len(self.misfitting), "misfit": self.misfitting,
+            **self.fit.diagnostics(),
+        }  # fmt: skip
+        if self.reference is not None:
+            out["overlap"] = self.overlap(self.reference)
+        return out
 
     @property
     def flagged(self) -> list[str]:
@@ -167,6 +187,7 @@ class RaterModel:
     ties, seed : as in :class:`~edueval.pairwise.bradley_terry.BradleyTerry`.
     """
 
+    @takes_tables(comparisons=COMPARISONS)
     def __init__(
         self,
         comparisons: pd.DataFrame,

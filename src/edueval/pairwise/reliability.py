@@ -30,6 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..tables import Table, takes_tables
+
 __all__ = ["VAR_DDOF", "spearman_brown", "split_half", "ssr", "ssr_table"]
 
 #: the variance convention of the SSR (sample variance, as R's ``var``)
@@ -49,6 +51,19 @@ def ssr(estimates: np.ndarray, se: np.ndarray) -> float:
     return (v - float(np.mean(se[ok] ** 2))) / v
 
 
+@takes_tables(
+    abilities=Table(
+        "abilities",
+        (),
+        ("agent",),
+        paths=False,
+        depends=lambda a: [
+            *(a.get("groups") or ()),
+            a.get("estimate") or "alpha_mean",
+            a.get("se") or "alpha_se",
+        ],
+    )
+)
 def ssr_table(
     abilities: pd.DataFrame,
     groups: Sequence[str],
@@ -143,6 +158,15 @@ def _sub_design(keys, agents, g, i, j, w1, w2, G: int, K: int):
     )
 
 
+@takes_tables(
+    data=Table(
+        "comparisons",
+        ("rater", "first", "second", "w_first", "w_second"),
+        depends=lambda a: a.get("groups") or (),
+        paths=False,
+    ),
+    keys=Table("groups", paths=False, depends=lambda a: a.get("groups") or ()),
+)
 def split_half(
     data: pd.DataFrame,
     groups: Sequence[str],

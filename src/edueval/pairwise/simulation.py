@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from ..results import RunResults
 from .pairing import PANELS, POLICIES, array_design, fit_estimates, round_pairs
 from .reliability import VAR_DDOF, spearman_brown, ssr
 
@@ -232,7 +233,7 @@ def judgements_to_reach(curve: pd.DataFrame, target: float) -> float | None:
 
 
 @dataclass
-class SimulationResults:
+class SimulationResults(RunResults):
     """Per pairing and budget: the mean (and s.d.) over replications of the true reliability,
     the SSR and the split-half reliability; the judgements each policy needs to reach the
     target true reliability.
@@ -251,6 +252,25 @@ class SimulationResults:
     budgets: pd.DataFrame
     to_target: pd.DataFrame
     params: dict[str, Any] = field(default_factory=dict)
+
+    _writer = "edueval.pairwise.pipeline:save_simulation"
+
+    def headline(self) -> dict[str, Any]:
+        """``pairwise simulate``'s results.json."""
+        return {
+            "target": self.config.target,
+            "judgements_to_target": {
+                r.pairing: (None if pd.isna(r.judgements_to_target) else r.judgements_to_target)
+                for r in self.to_target.itertuples()
+            },
+            "adaptive_saving": self.saving(),
+            "budgets": self.budgets,
+            "trustworthy_reliability": (
+                "SSR under random pairing; under adaptive pairing the split-half reliability "
+                "between the two panels of judges, which chose their pairs independently (SSR is "
+                "inflated)"
+            ),
+        }
 
     def saving(self) -> float | None:
         """1 - adaptive / random judgements to the target (None unless both reach it)."""
@@ -351,5 +371,6 @@ def simulate(cfg: SimulationConfig, *, executor=None, progress=None) -> Simulati
         replications=reps,
         budgets=budgets,
         to_target=to_target,
-        params={k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.__dict__.items()},
-    )
+        params={**{k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.__dict__.items()},
+                **({"executor": executor.describe()} if executor is not None else {})},
+    )  # fmt: skip

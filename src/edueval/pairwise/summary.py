@@ -15,16 +15,18 @@ Per attribute, from the per-(item, agent) posterior means of alpha:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..io import InputError, read_table
-from ..tables import Col, Schema
+from ..io import InputError, as_table
+from ..results import RunResults
+from ..tables import Col, Schema, Table, takes_tables
 from .bradley_terry import tidy_rows
 
 __all__ = ["SummaryResults", "read_abilities", "read_scores", "summarize"]
@@ -53,27 +55,34 @@ SCORES_SCHEMA = Schema(
 )  # fmt: skip
 
 
-def read_abilities(path: str | Path) -> pd.DataFrame:
-    """Read ``abilities.csv`` of a ``pairwise fit`` run (or the run directory itself)."""
-    path = Path(path)
-    if path.is_dir():
+#: The gate of an abilities table (``pairwise fit``'s ``abilities.csv`` or its results' frame).
+ABILITIES = Table.of(ABILITIES_SCHEMA, "abilities")
+
+
+@takes_tables(path=Table.of(ABILITIES_SCHEMA, "abilities", self_checked=True))
+def read_abilities(path: str | Path | pd.DataFrame) -> pd.DataFrame:
+    """Read ``abilities.csv`` of a ``pairwise fit`` run (or the run directory itself), or check
+    a DataFrame of it the same way."""
+    if not isinstance(path, pd.DataFrame) and Path(path).is_dir():
+        path = Path(path)
         path = path / "abilities.csv"
         if not path.exists():
             raise InputError(
                 "no abilities.csv in this folder; expected the run directory of 'pairwise fit'",
                 file=path.parent,
             )
-    df = read_table(path, text_columns=("item", "attribute", "agent"))
+    df = as_table(path, name="abilities", text_columns=("item", "attribute", "agent"))
     checked = ABILITIES_SCHEMA.validate(df)
     for c in ABILITY_COLUMNS[3:]:
         df[c] = checked[c].to_numpy()
     return df
 
 
-def read_scores(path: str | Path, column: str) -> pd.DataFrame:
+@takes_tables(path=Table.of(SCORES_SCHEMA, "scores", self_checked=True))
+def read_scores(path: str | Path | pd.DataFrame, column: str = "score") -> pd.DataFrame:
     """Read an external per-reply score file: ``item, agent, <column>`` (and optionally
-    ``attribute``, to give a different score per attribute)."""
-    df = read_table(path, text_columns=("item", "agent", "attribute"))
+    ``attribute``, to give a different score per attribute), or check a DataFrame of it."""
+    df = as_table(path, name="scores", text_columns=("item", "agent", "attribute"))
     schema = SCORES_SCHEMA.renamed(score=column)
     if "attribute" in df.columns:
         schema = replace(schema, key=(*schema.key, "attribute"))
@@ -82,13 +91,24 @@ def read_scores(path: str | Path, column: str) -> pd.DataFrame:
 
 
 @dataclass
-class SummaryResults:
-    """ANOVA, Tukey HSD, Table 3 and (optionally) correlations, per attribute."""
+class SummaryResults(RunResults):
+    """ANOVA, Tukey HSD, Table 3 and (optionally) correlations, per attribute; ``params``: the
+    options, as ``pairwise summarize`` records them."""
 
     anova: pd.DataFrame
     tukey: pd.DataFrame
     table3: pd.DataFrame
     correlation: pd.DataFrame | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    _writer = "edueval.pairwise.pipeline:save_summary"
+
+    def headline(self) -> dict[str, Any]:
+        """``pairwise summarize``'s results.json: the tables, as records."""
+        out: dict[str, Any] = {"anova": self.anova, "tukey": self.tukey, "table3": self.table3}
+        if self.correlation is not None:
+            out["correlation"] = self.correlation
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy rows ``table, attribute, agent, measure, value, ci_low, ci_high``: ``anova``
@@ -154,6 +174,16 @@ def _agent_order(agents: Sequence[str], order: Sequence[str] | None) -> list[str
     return head + sorted(a for a in agents if a not in head)
 
 
+@takes_tables(
+    abilities=ABILITIES,
+    scores=Table(
+        "scores",
+        ("item", "agent"),
+        ("attribute",),
+        paths=False,
+        depends=lambda a: [a.get("score_column") or "score"],
+    ),
+)
 def summarize(
     abilities: pd.DataFrame,
     *,
@@ -209,7 +239,9 @@ def summarize(
         ),
         table3=pd.DataFrame(t3_rows),
         correlation=pd.DataFrame(corr_rows) if corr_rows else None,
-    )
+        params={"score_column": (score_column or "score") if scores is not None else None,
+                "agent_order": list(agent_order) if agent_order is not None else None},
+    )  # fmt: skip
 
 
 def _table3_row(sub: pd.DataFrame, attr: str, agent: str) -> dict:

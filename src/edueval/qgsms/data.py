@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..io import InputError, as_table, line_of, shown
 from ..items.pairs import DIMENSIONS
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, takes_tables
 
 __all__ = ["JUDGEMENTS_SCHEMA", "PAIRS_SCHEMA", "as_source", "read_judgements", "read_pairs"]
 
@@ -49,6 +49,15 @@ JUDGEMENTS_SCHEMA = Schema(
      Col("status", "text"), Col("diff", "raw")),
     key=("method", "pair_id", "order"),
 )  # fmt: skip
+
+
+#: The gates of the pairs and judgements tables (:func:`takes_tables`): the readers check them
+#: through their schemas; JUDGEMENTS checks the header of a judgements frame the scoring takes.
+PAIRS = Table.of(PAIRS_SCHEMA, "pairs", self_checked=True)
+JUDGEMENTS_READ = Table.of(JUDGEMENTS_SCHEMA, "judgements", self_checked=True, also=(list, tuple))
+JUDGEMENTS = Table.of(JUDGEMENTS_SCHEMA, "judgements", paths=False)
+#: the items as :func:`edueval.items.read_items` returns them
+READ_ITEMS = Table("items", ("item", "material", "answer"), paths=False)
 
 
 def _is_records(data: Any) -> bool:
@@ -126,6 +135,7 @@ def _pair_row(r: dict, checked: dict, by_id: pd.DataFrame, file: str | None,
             "measure_q1": float(mq[0]), "measure_q2": float(mq[1])}  # fmt: skip
 
 
+@takes_tables(pairs=PAIRS, items=READ_ITEMS)
 def read_pairs(pairs: str | Path | pd.DataFrame | Sequence[Mapping], items: pd.DataFrame
                ) -> pd.DataFrame:  # fmt: skip
     """Read and check pairs (a file, a DataFrame or records) against the items, as
@@ -172,6 +182,7 @@ def _check_judgements(df: pd.DataFrame, checked: pd.DataFrame) -> None:
                              column=column)  # fmt: skip
 
 
+@takes_tables(sources=JUDGEMENTS_READ)
 def read_judgements(
     sources: str | Path | pd.DataFrame | Sequence[Mapping] | Iterable[str | Path | pd.DataFrame],
 ) -> pd.DataFrame:

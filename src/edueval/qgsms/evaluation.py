@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 
 from ..io import InputError
-from ..items.data import read_items
+from ..items.data import ITEMS, read_items
 from ..items.pairs import DEFAULT_ALPHA
 from ..models.budget import (
     DEFAULT_MAX_FAILURES,
@@ -44,9 +44,11 @@ from ..models.budget import (
     as_max_failures,
     decide,
 )
-from ..models.evaluate import is_client, open_client
+from ..models.evaluate import is_client, model_label, open_client
 from ..models.types import ModelStats
-from .data import as_source, read_judgements, read_pairs
+from ..results import RunResults
+from ..tables import takes_tables
+from .data import JUDGEMENTS, JUDGEMENTS_READ, PAIRS, as_source, read_judgements, read_pairs
 from .judging import SEED_RULE, check_config, judge_pairs
 from .methods import MethodConfig
 from .ranking import anova, bt_abilities, rank_correlations, ranking_scores, true_measures
@@ -71,6 +73,7 @@ TABLES = ("pairs", "accuracy", "binomial", "alpha_curve", "failures", "ranking",
           "rank_correlations", "anova")  # fmt: skip
 
 
+@takes_tables(judgements=JUDGEMENTS)
 def score_judgements(
     judgements: pd.DataFrame,
     alpha: dict[str, float] | None = None,
@@ -202,7 +205,7 @@ def _num(x: float) -> str:
 
 
 @dataclass(kw_only=True)
-class QGSMSScores:
+class QGSMSScores(RunResults):
     """Scores of pairwise question judgements (:func:`score`; :class:`QGSMSEvaluation` adds the
     model run).
 
@@ -222,6 +225,10 @@ class QGSMSScores:
     judgements: pd.DataFrame = field(repr=False)
     tables: dict[str, pd.DataFrame] = field(repr=False)
     cost: pd.DataFrame | None = field(default=None, repr=False)
+    #: the options used, as the command's config.json records them
+    params: dict[str, Any] = field(default_factory=dict)
+
+    _writer = "edueval.qgsms.pipeline:save_score"
 
     @classmethod
     def from_tables(cls, judgements: pd.DataFrame, tables: dict[str, pd.DataFrame],
@@ -254,8 +261,8 @@ class QGSMSScores:
                            for r in self.cost.to_dict("records")}  # fmt: skip
         return out
 
-    def results(self) -> dict[str, Any]:
-        """The numbers as the command writes them to ``results.json`` (not the timings)."""
+    def headline(self) -> dict[str, Any]:
+        """``qgsms score``'s results.json: :meth:`metrics`."""
         return self.metrics()
 
     def to_frame(self) -> pd.DataFrame:
@@ -323,7 +330,10 @@ class QGSMSEvaluation(QGSMSScores):
     budget: BudgetDecision
     stats: ModelStats = field(repr=False)
     seconds: float
-    params: dict[str, Any] = field(default_factory=dict)
+
+    _writer = "edueval.qgsms.pipeline:save_run"
+    #: the command whose run this is (what ``compare`` records as the protocol)
+    command = "qgsms run"
 
     @property
     def complete(self) -> bool:
@@ -345,11 +355,11 @@ class QGSMSEvaluation(QGSMSScores):
         """Judgements (a method, a pair, an order) that failed: scored as wrong."""
         return int((self.judgements["status"] == "failed").sum()) if len(self.judgements) else 0
 
-    def results(self) -> dict[str, Any]:
-        """The numbers of ``qgsms run``'s ``results.json`` (not ``seconds`` nor
-        ``model_calls``)."""
-        return {**self.metrics(), "n_pairs": self.n_pairs,
-                "profile_sets_failed": self.profile_sets_failed,
+    def headline(self) -> dict[str, Any]:
+        """``qgsms run``'s results.json: the metrics, ``seconds``, ``model_calls``, the counts,
+        ``model_failures`` and ``complete``."""
+        return {**self.metrics(), "seconds": self.seconds, "model_calls": self.stats.as_dict(),
+                "n_pairs": self.n_pairs, "profile_sets_failed": self.profile_sets_failed,
                 "simulations_failed": self.simulations_failed,
                 "model_failures": self.budget.as_dict(), "complete": self.complete}  # fmt: skip
 
@@ -437,6 +447,8 @@ def prepare(
                       params=params)  # fmt: skip
 
 
+# lists of records go to the body as they are: it checks the options before any table
+@takes_tables(pairs=replace(PAIRS, also=(list, tuple)), items=replace(ITEMS, also=(list, tuple)))
 def evaluate(
     pairs: str | Path | pd.DataFrame | list[dict],
     items: str | Path | pd.DataFrame | list[dict],
@@ -487,7 +499,7 @@ def evaluate(
                        chateval_personas=chateval_personas)  # fmt: skip
     setup = prepare(pairs, items, methods=list(methods), cfg=cfg, retries=retries,
                     repeats=repeats, limit=limit, seed=seed, bradley_terry=bradley_terry,
-                    model_name=model if isinstance(model, str) else None)  # fmt: skip
+                    model_name=model_label(model))  # fmt: skip
     opened = contextlib.nullcontext(model) if is_client(model) else open_client(model)
     with opened as client:
         result = setup.run(client, max_failures=limit_)
@@ -497,9 +509,10 @@ def evaluate(
     return result
 
 
+@takes_tables(judgements=JUDGEMENTS_READ)
 def score(judgements: Any, *, bradley_terry: bool = True, seed: int = 0) -> QGSMSScores:
     """Recompute every score from one or more ``judgements.csv`` tables (paths, DataFrames or
     one list of records; checked as ``qgsms score`` checks them), as ``qgsms score`` does."""
     j = read_judgements(judgements)
     tables = score_judgements(j, bradley_terry=bradley_terry, seed=seed)
-    return QGSMSScores.from_tables(j, tables)
+    return QGSMSScores.from_tables(j, tables, params={"bradley_terry": bradley_terry, "seed": seed})

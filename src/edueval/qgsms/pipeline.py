@@ -27,14 +27,15 @@ from ..model_runs import finish_model_run
 from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures
 from ..report import Report
 from ..report.figures import plt
-from ..runs import RunDir
+from ..runs import RunDir, saved_run
 from .data import JUDGEMENTS_SCHEMA, PAIRS_SCHEMA, read_pairs
 from .evaluation import TABLES, QGSMSEvaluation, QGSMSScores, prepare, score, score_judgements
 from .judging import SEED_RULE
 from .methods import MethodConfig
 
 __all__ = ["JUDGEMENTS_SCHEMA", "PAIRS_SCHEMA", "SEED_RULE", "read_pairs", "run_qgsms",
-           "score_run", "score_judgements"]  # fmt: skip
+           "save_run", "save_score", "score_run", "score_judgements", "write_run",
+           "write_score"]  # fmt: skip
 
 
 def _report(title: str, subtitle: str, s: dict, cost: pd.DataFrame | None,
@@ -161,27 +162,43 @@ def run_qgsms(
     setup = prepare(pairs_path, items_path, methods=methods, cfg=cfg, retries=retries,
                     repeats=repeats, limit=limit, seed=seed, bradley_terry=bradley_terry,
                     model_name=model_name)  # fmt: skip
+    setup.params["max_failures"] = str(max_failures)
     run = RunDir(out, command="qgsms run", params=setup.params, seed=seed,
                  inputs={"pairs": pairs_path, "items": items_path})  # fmt: skip
     with open_model(run.path / "calls.jsonl") as client:
         res: QGSMSEvaluation = setup.run(client, max_failures=max_failures, log=log)
+    if log:
+        log(res.stats.summary())
+    return write_run(run, res, str(pairs_path))
+
+
+def write_run(run: RunDir, res: QGSMSEvaluation, source: str) -> dict:
+    """The tables, logs, report and results.json of ``qgsms run`` from its results (the
+    command and :meth:`QGSMSEvaluation.save` both write through here)."""
     run.table("judgements", res.judgements)
     _write_tables(run, res)
     run.table("cost", res.cost)
-    if repeats > 1:
+    if res.params.get("repeats", 1) > 1:
         run.table("robustness", res.robustness)
     for name, entries in res.logs.items():
         if entries or name == "profiles":
             run.text(f"{name}.jsonl", _jsonl(entries))
     rep = _report("Question evaluation with simulated students (QG-SMS and baselines)",
-                  f"{pairs_path}, model {model_name}, methods {', '.join(methods)}",
+                  f"{source}, model {res.params.get('model')}, methods {', '.join(res.methods)}",
                   res.tables, res.cost, res.robustness, res.stats.summary())  # fmt: skip
-    results = {**res.metrics(), "seconds": res.seconds, "model_calls": res.stats.as_dict(),
-               "n_pairs": res.n_pairs, "profile_sets_failed": res.profile_sets_failed,
-               "simulations_failed": res.simulations_failed}  # fmt: skip
-    if log:
-        log(res.stats.summary())
+    results = {
+        k: v for k, v in dict(res.headline()).items() if k not in ("model_failures", "complete")
+    }
     return finish_model_run(run, results, rep, res.budget)
+
+
+def save_run(res: QGSMSEvaluation, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`QGSMSEvaluation.save`: the folder ``qgsms run`` writes, less its call log
+    (``calls.jsonl``: the calls were made in memory, and not logged)."""
+    run = saved_run(folder, "qgsms run", params=res.params, seed=res.params.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_run(run, res, "results from Python")
+    return run.path
 
 
 def score_run(
@@ -192,8 +209,23 @@ def score_run(
     res = score(paths, bradley_terry=bradley_terry, seed=seed)
     run = RunDir(out, command="qgsms score", params={"bradley_terry": bradley_terry}, seed=seed,
                  inputs={f"judgements_{i}": p for i, p in enumerate(paths)})  # fmt: skip
+    return write_score(run, res, ", ".join(map(str, paths)))
+
+
+def write_score(run: RunDir, res: QGSMSScores, source: str) -> dict:
+    """The tables, report and results.json of ``qgsms score`` (the command and
+    :meth:`QGSMSScores.save`)."""
     _write_tables(run, res)
-    rep = _report("QG-SMS: scores", ", ".join(map(str, paths)), res.tables, None, None, None)
-    results = res.metrics()
+    rep = _report("QG-SMS: scores", source, res.tables, None, None, None)
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
+
+
+def save_score(res: QGSMSScores, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`QGSMSScores.save`: the folder ``qgsms score`` writes."""
+    params = {"bradley_terry": res.params.get("bradley_terry", True)}
+    run = saved_run(folder, "qgsms score", params=params, seed=res.params.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_score(run, res, "results from Python")
+    return run.path

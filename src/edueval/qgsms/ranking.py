@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..tables import Table, takes_tables
+
 __all__ = [
     "RANKED_DIMENSIONS",
     "true_measures",
@@ -42,6 +44,13 @@ __all__ = [
 
 RANKED_DIMENSIONS = ("DF", "DC", "DE")
 SCORE_COLUMNS = ["method", "dimension", "item", "pairs", "score", "measure"]
+#: The gates of the ranking tables (:func:`takes_tables`).
+SCORES = Table("ranking scores", tuple(SCORE_COLUMNS), paths=False)
+MEASURES = Table("true measures", ("dimension", "item", "measure"), paths=False)
+#: the judgements the rankings read (a method's verdicts on pairs, in both orders)
+VERDICTS = Table("judgements", ("method", "dimension", "a", "b", "chosen", "status"),
+                 ("measure_a", "measure_b", "pair_id", "order"), paths=False)  # fmt: skip
+BT = Table("Bradley-Terry abilities", ("method", "dimension", "item", "bt_alpha"), paths=False)
 
 
 def _usable(judgements: pd.DataFrame) -> pd.DataFrame:
@@ -49,6 +58,7 @@ def _usable(judgements: pd.DataFrame) -> pd.DataFrame:
     return j[j["status"] != "n/a"]
 
 
+@takes_tables(judgements=VERDICTS)
 def true_measures(judgements: pd.DataFrame) -> pd.DataFrame:
     """``dimension, item, measure`` from judgements with ``measure_a``/``measure_b`` (the pairs
     file's ``measure_q1``/``measure_q2``); empty when the pairs carried no measures."""
@@ -64,6 +74,7 @@ def true_measures(judgements: pd.DataFrame) -> pd.DataFrame:
     return m.drop_duplicates(["dimension", "item"]).reset_index(drop=True)
 
 
+@takes_tables(judgements=VERDICTS, measures=MEASURES)
 def ranking_scores(judgements: pd.DataFrame, measures: pd.DataFrame | None = None) -> pd.DataFrame:
     """The paper's 1 / 0.5 ranking score per method, dimension and question (with its true
     measure when ``measures`` -- ``dimension, item, measure`` -- is given)."""
@@ -95,6 +106,7 @@ def ranking_scores(judgements: pd.DataFrame, measures: pd.DataFrame | None = Non
     return out[SCORE_COLUMNS].sort_values(["method", "dimension", "item"], ignore_index=True)
 
 
+@takes_tables(judgements=VERDICTS)
 def bt_abilities(
     judgements: pd.DataFrame, *, seed: int = 0, chains: int = 2, warmup: int = 500,
     draws: int = 500,
@@ -146,6 +158,7 @@ def _corr(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
             "pearson": float(p.statistic), "pearson_p": float(p.pvalue)}  # fmt: skip
 
 
+@takes_tables(scores=SCORES, bt=BT)
 def rank_correlations(scores: pd.DataFrame, bt: pd.DataFrame | None = None) -> pd.DataFrame:
     """Spearman / Kendall / Pearson of each ranking (``score``; ``bt_alpha`` when given) with the
     true measure, per method and dimension."""
@@ -169,6 +182,7 @@ def rank_correlations(scores: pd.DataFrame, bt: pd.DataFrame | None = None) -> p
     return pd.DataFrame(rows, columns=cols)
 
 
+@takes_tables(scores=SCORES)
 def anova(scores: pd.DataFrame, dimension: str = "DE") -> pd.DataFrame:
     """One-way ANOVA of the ranking score across groups of equal true measure (``dimension``'s
     questions), per method; with the groups' mean and s.d. of the score (the paper's Table 3)."""

@@ -28,10 +28,13 @@ sampling error, and rejected a true H0 in about 12% of simulated studies at nomi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
 from ..stats import sign_test  # one-sided exact: P(X >= b), X ~ Bin(b + c, 1/2)
+from ..tables import Table, takes_tables
 
 __all__ = [
     "pair_table",
@@ -45,6 +48,19 @@ __all__ = [
 ALPHA_STEP = {"DF": 0.05, "DC": 0.05, "DE": 1.0, "TC": 1.0}
 
 
+#: The gate of the per-pair scores (:func:`pair_table`'s table).
+PAIR_SCORES = Table("pair scores", ("method", "dimension", "pair_id", "correct_1", "correct_2",
+                    "consistent"), ("failed", "ties", "diff"), paths=False)  # fmt: skip
+
+
+@takes_tables(
+    judgements=Table(
+        "judgements",
+        ("method", "dimension", "pair_id", "order", "correct", "status"),
+        ("diff",),
+        paths=False,
+    )
+)
 def pair_table(judgements: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, pair): ``correct_1``, ``correct_2``, ``consistent``, failures."""
     j = judgements[judgements["status"] != "n/a"].copy()
@@ -75,6 +91,7 @@ def _scores(g: pd.DataFrame) -> dict:
     }
 
 
+@takes_tables(pairs=replace(PAIR_SCORES, depends=lambda a: ("failed", "ties")))
 def accuracy_table(pairs: pd.DataFrame) -> pd.DataFrame:
     """AA, CA (and counts) per method and dimension, plus ``all`` (every pair of the method)."""
     rows = []
@@ -113,6 +130,7 @@ def _discordant(units: pd.DataFrame, method: str, baseline: str) -> pd.DataFrame
     return pd.concat([per, total]).reset_index()
 
 
+@takes_tables(pairs=PAIR_SCORES)
 def binomial_tests(pairs: pd.DataFrame, baseline: str = "vanilla") -> pd.DataFrame:
     """Exact one-sided sign tests (exact McNemar) of every method against ``baseline``, per
     dimension and measure (CA on pairs, AA on pair-orders): ``b``, ``c`` and the p-value."""
@@ -134,6 +152,7 @@ def binomial_tests(pairs: pd.DataFrame, baseline: str = "vanilla") -> pd.DataFra
     return pd.DataFrame(rows, columns=cols)
 
 
+@takes_tables(pairs=replace(PAIR_SCORES, depends=lambda a: ("diff",)))
 def alpha_curve(pairs: pd.DataFrame, alpha: dict[str, float]) -> pd.DataFrame:
     """AA and CA on the pairs whose measure differs by at least α, for a grid of α from each
     dimension's threshold upwards (steps of 0.05 for DF/DC, 1 for DE) -- the paper's Figure 3."""

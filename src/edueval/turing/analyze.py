@@ -29,8 +29,9 @@ import pandas as pd
 
 from ..defaults import TURING_SE
 from ..io import InputError, as_table, check_unique, line_of
+from ..results import RunResults
 from ..stats import wilson_interval
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, takes_tables
 from .stats import (
     CLUSTER_SE,
     DEFAULT_SE,
@@ -95,6 +96,14 @@ def parse_chosen(value: str) -> frozenset[str] | None:
     return tokens
 
 
+#: The gates of a Phase-2 choices table (:func:`takes_tables`): as given (the reader checks it)
+#: and as read (its ``is_<source>`` indicator columns added).
+CHOICES = Table.of(CHOICES_SCHEMA, "choices", self_checked=True)
+READ_CHOICES = Table("choices", ("student", "question", "chosen", "is_correct", "is_ai",
+                                 "is_human", "is_random"), paths=False)  # fmt: skip
+
+
+@takes_tables(data=CHOICES)
 def read_choices(data: str | Path | pd.DataFrame) -> pd.DataFrame:
     """Read and validate a Phase-2 choices file, or the user's own DataFrame (validated the same
     way, errors naming "choices DataFrame"); adds boolean columns ``is_<source>``."""
@@ -141,6 +150,7 @@ def check_phase1(choices: pd.DataFrame, phase1_path: str | Path) -> None:
             )
 
 
+@takes_tables(choices=READ_CHOICES)
 def choice_counts(choices: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     """Per-student counts ``[G, 8]`` in :data:`~.stats.FIELDS` order, and the student ids."""
     ind = pd.DataFrame(
@@ -176,7 +186,7 @@ def _fmt_ci(ci: tuple[float, float]) -> str:
 
 
 @dataclass
-class TuringResults:
+class TuringResults(RunResults):
     """Results of the imitation-game analysis (statsmodels style: estimates, tests, summary).
 
     ``verdicts``, ``reasons`` and ``diff_ci`` are keyed by SE kind (``naive``, ``boot``,
@@ -203,6 +213,12 @@ class TuringResults:
     n_boot: int = N_BOOT
     seed: int = 0
     double: str = DOUBLE_KINDS[0]
+
+    _writer = "edueval.turing.pipeline:save_analysis"
+
+    def headline(self) -> dict:
+        """``turing analyze``'s results.json: :meth:`to_dict`."""
+        return self.to_dict()
 
     def to_dict(self) -> dict:
         return {
@@ -385,8 +401,15 @@ def _extra_tables(choices: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return extra
 
 
+def _is_read(choices: object) -> bool:
+    """A frame as :func:`read_choices` returns it (its indicator columns added)."""
+    return isinstance(choices, pd.DataFrame) and {"student", "question", "chosen", *(
+        f"is_{s}" for s in SOURCES)} <= set(map(str, choices.columns))  # fmt: skip
+
+
+@takes_tables(choices=CHOICES)
 def analyze_choices(
-    choices: pd.DataFrame,
+    choices: str | Path | pd.DataFrame,
     *,
     eps: float = 0.10,
     delta: float = 0.05,
@@ -396,8 +419,8 @@ def analyze_choices(
     seed: int = 0,
     double: str = DOUBLE_KINDS[0],
 ) -> TuringResults:
-    """Analyse Phase-2 choices (a frame as :func:`read_choices` returns, or any frame with
-    ``student, question, chosen``). ``se`` chooses the test that decides the verdict:
+    """Analyse Phase-2 choices (a file, a frame as :func:`read_choices` returns, or any frame
+    with ``student, question, chosen``: validated as the file is). ``se`` chooses the test that decides the verdict:
     ``"boot"`` (= ``"clustered"``, the default), ``"cr3"``, ``"cr2"``, ``"cr1"`` or ``"naive"``;
     all are reported. ``n_boot`` bootstrap draws of the students, from ``seed``: the same data
     and seed give the same p-values; ``double`` the double bootstrap of ``boot``'s bootstrap-t
@@ -409,7 +432,7 @@ def analyze_choices(
     if double not in DOUBLE_KINDS:
         raise InputError(f"double= must be one of {', '.join(DOUBLE_KINDS)}, got {double!r}")
     kind = _se_kind(se)
-    if not any(c.startswith("is_") for c in choices.columns):
+    if not _is_read(choices):
         choices = read_choices(choices)  # checked as a file is: errors name the choices DataFrame
     counts, _ = choice_counts(choices)
     bts = {

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import InputError, line_of, read_table
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, takes_tables
 from .data import Number, parse_number, same_answer
 
 __all__ = [
@@ -181,6 +181,16 @@ def _mcq_row(r, options, order) -> dict:
     return row
 
 
+#: The gates of the three distractor tables and of the assembled MCQs (:func:`takes_tables`).
+AI = Table.of(AI_SCHEMA, "AI distractors", paths=False)
+HUMAN = Table.of(HUMAN_SCHEMA, "human distractors", paths=False)
+RANDOM = Table.of(RANDOM_SCHEMA, "random distractors", paths=False)
+MCQS = Table("mcqs", ("student", "question", "source_1", "source_2", "source_3", "source_4"),
+             paths=False)  # fmt: skip
+POSITIONS = Table("responses", ("student", "question", "position"), paths=False)
+
+
+@takes_tables(ai=AI, human=HUMAN, random=RANDOM)
 def assemble_mcqs(
     ai: pd.DataFrame,
     human: pd.DataFrame,
@@ -264,6 +274,7 @@ def assemble_mcqs(
     return table, {"stats": stats, "dropped": dropped_df}
 
 
+@takes_tables(mcqs=MCQS, responses=POSITIONS)
 def choices_from_positions(mcqs: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
     """Phase-2 rows ``student, question, chosen, position`` for ``turing analyze`` from responses
     ``student, question, position`` (the 1-based option the student picked)."""

@@ -39,13 +39,14 @@ Both are what the bounds give for those inputs, not numbers chosen to return 100
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..io import InputError
+from ..results import RunResults
 
 __all__ = [
     "CoverageResults",
@@ -179,7 +180,7 @@ def smallest_sufficient_students(
 
 
 @dataclass
-class CoverageResults:
+class CoverageResults(RunResults):
     """A coverage plan (Theorems 1-3) and, optionally, its check by simulation."""
 
     k: int
@@ -196,9 +197,26 @@ class CoverageResults:
     simulated_coverage: float | None = None
     simulated_min_students: int | None = None
     reps: int = 0
+    #: the call's arguments, as ``turing power --coverage`` records them (``seed`` among them)
+    params: dict[str, Any] = field(default_factory=dict, repr=False)
+    curve: pd.DataFrame | None = field(default=None, repr=False)
+
+    _writer = "edueval.turing.pipeline:save_coverage"
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k not in ("params", "curve")}
+
+    def coverage_curve(self) -> pd.DataFrame:
+        """Simulated coverage at fractions (0.25 ... 1.25) of the bound's students, against
+        the target (``reps`` studies each, seeded with ``seed + 1``); computed once."""
+        if self.curve is None:
+            self.curve = coverage_curve(self, self.reps, int(self.params.get("seed", 0)) + 1)
+        return self.curve
+
+    def headline(self) -> dict[str, Any]:
+        """``turing power --coverage``'s results.json: the plan, the curve, the summary."""
+        return {**self.to_dict(), "coverage_curve": self.coverage_curve(),
+                "summary": self.summary()}  # fmt: skip
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy rows, one per top-k misconception (``rank``, ``frequency``, most frequent first)
@@ -245,6 +263,19 @@ class CoverageResults:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+def coverage_curve(res: CoverageResults, reps: int, seed: int) -> pd.DataFrame:
+    """Simulated coverage at fractions of the bound's students, against the target."""
+    top = np.asarray(res.top)
+    rows = []
+    for f in (0.25, 0.5, 0.75, 1.0, 1.25):
+        n = max(1, round(f * res.students))
+        cov = simulate_coverage(top, n_students=n, n_questions=res.questions, reveal=res.reveal,
+                                per_student=res.per_student, reps=reps, seed=seed)  # fmt: skip
+        rows.append({"students": n, "fraction_of_bound": f, "simulated_coverage": cov,
+                     "target": 1 - res.delta})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def coverage_plan(
@@ -304,6 +335,9 @@ def coverage_plan(
         k=k, p_min=float(top[-1]), top_mass=mass, delta=delta, delta_q=delta_q,
         per_student=per_student, reveal=reveal, students=n, questions=q, model=model,
         top=[float(x) for x in top], reps=reps,
+        params={"k": k, "p_min": p_min, "zipf": zipf, "misconceptions": n_misconceptions,
+                "mass": mass_eps, "confidence": confidence, "per_student": per_student,
+                "reveal": reveal, "reps": reps, "seed": seed},
     )  # fmt: skip
     if reps > 0:
         _check_simulation_size(n, max(k, per_student), p_min=float(top[-1]), max_bytes=max_bytes)

@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import InputError, as_table
-from ..tables import Col, Schema
+from ..tables import Col, Schema, Table, takes_tables
 
 __all__ = [
     "MIN_ROUNDING_PLACES",
@@ -196,17 +196,23 @@ def same_answer(a: str, b: str) -> bool:
     return na is not None and nb is not None and same_number(na, nb)
 
 
+#: The gates of a Phase-1 table (:func:`takes_tables`): as given (the reader checks it) and as
+#: read (for the functions that take it read).
+PHASE1 = Table.of(PHASE1_SCHEMA, "phase1", self_checked=True)
+READ_PHASE1 = Table.of(PHASE1_SCHEMA, "phase1", paths=False)
+
+
+@takes_tables(data=PHASE1)
 def read_phase1(data: str | Path | pd.DataFrame | list[dict]) -> pd.DataFrame:
     """Read and validate a Phase-1 file (student and question ids kept as text), or the user's
     own DataFrame or records (validated the same way, errors naming "phase1 DataFrame"; the
     frame itself is not modified)."""
-    if isinstance(data, list):
-        data = pd.DataFrame.from_records(data)
     df = as_table(data, name="phase1", text_columns=list(PHASE1_COLUMNS))
     PHASE1_SCHEMA.validate(df)
     return df
 
 
+@takes_tables(phase1=READ_PHASE1)
 def misconception_tuples(phase1: pd.DataFrame) -> pd.DataFrame:
     """The rows whose answer is wrong under :func:`same_answer` (the paper's (student, question,
     incorrect answer) tuples, ``A(s, q) ≠ C(q)``): ``25 apples`` for ``25`` or ``0.8333`` for

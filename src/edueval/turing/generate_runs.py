@@ -8,7 +8,6 @@ the report.  The model recorded is the one that answered: the name of the client
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
@@ -18,10 +17,10 @@ import pandas as pd
 from ..model_runs import finish_model_run
 from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures
 from ..report import Report
-from ..runs import RunDir
+from ..runs import RunDir, saved_run
 from .generation import TuringGeneration, generate_with, prepare
 
-__all__ = ["generate_run"]
+__all__ = ["generate_run", "save_run", "write_run"]
 
 
 def _report(res: TuringGeneration, title: str) -> Report:
@@ -72,9 +71,9 @@ def generate_run(
         "limit": limit,
         "max_tokens": max_tokens,
         "n_tuples": len(tuples),
+        "max_failures": str(max_failures),
     }
     run = RunDir(out, command="turing generate", params=params, inputs={"phase1": phase1_path})
-    t0 = time.perf_counter()
     with ExitStack() as stack:
         client = stack.enter_context(open_model(run.path / "calls.jsonl"))
         generator = None
@@ -82,28 +81,39 @@ def generate_run(
             generator = stack.enter_context(open_generator(run.path / "calls.jsonl"))
         res = generate_with(tuples, without, client=client, generator=generator,
                             unconditioned=unconditioned, max_tokens=max_tokens,
-                            max_failures=max_failures)  # fmt: skip
+                            max_failures=max_failures,
+                            params={"limit": limit, "max_tokens": max_tokens,
+                                    "max_failures": str(max_failures)})  # fmt: skip
     # the models that answered, as their clients name them
-    params.update(model=res.model or model_name, generator_model=res.generator_model
-                  or params["generator_model"])  # fmt: skip
-    run.config["params"].update(model=params["model"], generator_model=params["generator_model"])
+    res.model = res.model or model_name
+    res.generator_model = res.generator_model or generator_name or model_name
+    run.config["params"].update(model=res.model, generator_model=res.generator_model)
+    if log:
+        log(res.stats.summary())
+    return write_run(run, res, str(phase1_path))
+
+
+def write_run(run: RunDir, res: TuringGeneration, source: str) -> dict:
+    """questions.csv, distractors.csv, worksheet.csv, the report and results.json of ``turing
+    generate`` (the command and :meth:`TuringGeneration.save` both write through here)."""
     run.table("questions", res.questions)
     run.table("distractors", res.distractors)
     run.table("worksheet", res.worksheet)
-    mode = "unconditioned (one per question)" if unconditioned else "conditioned on each student"
+    mode = (
+        "unconditioned (one per question)" if res.unconditioned else "conditioned on each student"
+    )
     rep = _report(
         res,
-        f"{phase1_path}: {len(tuples)} misconception tuples, {res.n_questions} q', "
-        f"generator {params['generator_model']}, AI {params['model']}, {mode}",
+        f"{source}: {res.n_tuples} misconception tuples, {res.n_questions} q', "
+        f"generator {res.generator_model}, AI {res.model}, {mode}",
     )
-    results_json = {
-        **res.counts(),
-        "status": res.ai_status,  # as returned (results.json's "status" is the run's)
-        "model_calls": res.stats.as_dict(),
-        "model_calls_by_client": {k: s.as_dict() for k, s in res.stats_by_client.items()},
-        "seconds": time.perf_counter() - t0,
-        **params,
-    }
-    if log:
-        log(res.stats.summary())
-    return finish_model_run(run, results_json, rep, res.budget)
+    results = {k: v for k, v in res.headline().items() if k not in ("model_failures", "complete")}
+    return finish_model_run(run, results, rep, res.budget)
+
+
+def save_run(res: TuringGeneration, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`TuringGeneration.save`: the folder ``turing generate`` writes, less its call log
+    (``calls.jsonl``: the calls were made in memory, and not logged)."""
+    run = saved_run(folder, "turing generate", params=res.run_params(), overwrite=overwrite)
+    write_run(run, res, "results from Python")
+    return run.path

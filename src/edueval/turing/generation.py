@@ -71,7 +71,9 @@ from ..models.budget import (
 )
 from ..models.evaluate import evaluate_requests, is_client, open_client
 from ..models.types import ModelStats
-from .data import misconception_tuples, read_phase1, same_answer
+from ..results import RunResults, to_jsonable
+from ..tables import takes_tables
+from .data import PHASE1, misconception_tuples, read_phase1, same_answer
 from .keycheck import KEY_CHECKS, evaluate_question, key_check
 
 __all__ = [
@@ -435,7 +437,7 @@ _COUNTS = ("n_tuples", "n_questions", "n_requests", "requests_by_source",
 
 
 @dataclass
-class TuringGeneration:
+class TuringGeneration(RunResults):
     """Results of :func:`generate`: Phase 2's related questions q′ and the AI's distractors.
 
     Tables (those ``turing generate`` writes): ``questions`` (one row per Phase-1 question: q′,
@@ -483,17 +485,36 @@ class TuringGeneration:
         """The counts as ``turing generate`` writes them first in ``results.json``."""
         return {k: getattr(self, k) for k in _COUNTS}
 
-    def results(self) -> dict[str, Any]:
-        """What ``turing generate`` writes to ``results.json`` but the timings, the options, the
-        models' names and the run's ``status``: the counts, ``model_calls``,
-        ``model_calls_by_client``, ``model_failures`` and ``complete``."""
+    _writer = "edueval.turing.generate_runs:save_run"
+
+    def run_params(self) -> dict[str, Any]:
+        """The options as ``turing generate``'s config.json records them (the models that
+        answered, as their clients name them)."""
+        return {"model": self.model, "generator_model": self.generator_model,
+                "generator_same_as_model": self.generator_same_as_model,
+                "unconditioned": self.unconditioned, "limit": self.params.get("limit"),
+                "max_tokens": self.params.get("max_tokens", 200), "n_tuples": self.n_tuples,
+                "max_failures": self.params.get("max_failures")}  # fmt: skip
+
+    def headline(self) -> dict[str, Any]:
+        """What ``turing generate`` hands its run folder: the counts, the AI's ``status`` counts
+        (results.json's ``status`` is then the run's), ``model_calls``,
+        ``model_calls_by_client``, ``seconds``, the options, ``model_failures`` and
+        ``complete``."""
         return {
             **self.counts(),
+            "status": self.ai_status,
             "model_calls": self.stats.as_dict(),
             "model_calls_by_client": {k: s.as_dict() for k, s in self.stats_by_client.items()},
+            "seconds": self.seconds,
+            **self.run_params(),
             "model_failures": self.budget.as_dict(),
             "complete": self.complete,
         }
+
+    def results(self) -> dict[str, Any]:
+        """``turing generate``'s results.json less ``tables`` and the run's ``status``."""
+        return to_jsonable({k: v for k, v in self.headline().items() if k != "status"})
 
     def status_table(self) -> pd.DataFrame:
         """``source, status, count``: q′ per generator status and key check, tuples per AI
@@ -580,6 +601,7 @@ def _enter(stack: ExitStack, model: Any) -> Any:
     return stack.enter_context(open_client(model))
 
 
+@takes_tables(phase1=PHASE1)
 def generate(
     phase1: str | Path | pd.DataFrame | list[dict],
     model: Any = None,

@@ -14,8 +14,8 @@ import pandas as pd
 from ..io import InputError
 from ..report import Report
 from ..report.figures import new_figure
-from ..runs import RunDir
-from .analyze import analyze_choices, check_margins, check_phase1, read_choices
+from ..runs import RunDir, saved_run
+from .analyze import TuringResults, analyze_choices, check_margins, check_phase1, read_choices
 from .assemble import (
     _ORDER,
     AI_SCHEMA,
@@ -24,7 +24,7 @@ from .assemble import (
     assemble_mcqs,
     read_source,
 )
-from .coverage import coverage_plan, simulate_coverage, students_needed
+from .coverage import CoverageResults, coverage_plan, students_needed
 from .power import (
     Rates,
     design_effect,
@@ -49,6 +49,8 @@ __all__ = [
     "analyze_run",
     "assemble_run",
     "coverage_run",
+    "save_coverage",
+    "write_coverage",
     "power_run",
     "simulate_run",
     "type1_table",
@@ -110,30 +112,34 @@ def analyze_run(
     inputs = {"choices": choices_path}
     if phase1_path is not None:
         inputs["phase1"] = phase1_path
-    run = RunDir(
-        out,
-        command="turing analyze",
-        params={
-            "eps": eps,
-            "delta": delta,
-            "alpha": alpha,
-            "se": se,
-            "n_boot": n_boot,
-            "seed": seed,
-            "double": double,
-        },  # fmt: skip
-        inputs=inputs,
-    )
+    run = RunDir(out, command="turing analyze", params=_analysis_params(res), inputs=inputs)
+    return write_analysis(run, res, str(choices_path))
+
+
+def _analysis_params(res: TuringResults) -> dict:
+    return {"eps": res.eps, "delta": res.delta, "alpha": res.alpha, "se": res.se,
+            "n_boot": res.n_boot, "seed": res.seed, "double": res.double}  # fmt: skip
+
+
+def save_analysis(res: TuringResults, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`TuringResults.save`: the folder ``turing analyze`` writes."""
+    run = saved_run(folder, "turing analyze", params=_analysis_params(res), overwrite=overwrite)
+    write_analysis(run, res, "results from Python")
+    return run.path
+
+
+def write_analysis(run: RunDir, res: TuringResults, source: str) -> dict:
+    """The tables, summary, report and results.json of ``turing analyze`` (the command and
+    :meth:`TuringResults.save` both write through here)."""
+    eps, alpha = res.eps, res.alpha
     run.table("rates", res.rates)
     run.table("tests", res.tests)
     run.table("mcnemar_table", res.table, index=True)
     for name, t in res.extra.items():
         run.table(name, t)
     run.text("summary.txt", res.summary() + "\n")
-    rep = Report(
-        "Imitation game: analysis", f"{choices_path}: {res.n} MCQs, {res.n_students} students"
-    )
-    ci = res.diff_ci[se]
+    rep = Report("Imitation game: analysis", f"{source}: {res.n} MCQs, {res.n_students} students")
+    ci = res.diff_ci[res.se]
     others = "; ".join(
         f"with {k}: {v}" for k, v in res.verdicts.items() if k not in (res.se, "clustered")
     )
@@ -159,7 +165,7 @@ def analyze_run(
     )
     for name, t in res.extra.items():
         rep.section(name.replace("_", " ")).table(t)
-    results = res.to_dict()
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
 
@@ -726,19 +732,6 @@ def _simulation_report(res: SimulationResults) -> Report:
     return rep
 
 
-def _coverage_curve(res, reps: int, seed: int) -> pd.DataFrame:
-    """Simulated coverage at fractions of the bound's students, against the target."""
-    top = np.asarray(res.top)
-    rows = []
-    for f in (0.25, 0.5, 0.75, 1.0, 1.25):
-        n = max(1, round(f * res.students))
-        cov = simulate_coverage(top, n_students=n, n_questions=res.questions, reveal=res.reveal,
-                                per_student=res.per_student, reps=reps, seed=seed)  # fmt: skip
-        rows.append({"students": n, "fraction_of_bound": f, "simulated_coverage": cov,
-                     "target": 1 - res.delta})  # fmt: skip
-    return pd.DataFrame(rows)
-
-
 def coverage_run(out: Path, *, k: int, p_min: float | None, zipf: float | None,
                  n_misconceptions: int, mass_eps: float | None, confidence: float,
                  per_student: int, reveal: float, reps: int, seed: int,
@@ -760,7 +753,22 @@ def coverage_run(out: Path, *, k: int, p_min: float | None, zipf: float | None,
     except InputError as exc:  # in the names of `turing power`'s parameters: its flags
         raise exc.renamed(k="top_k", n_misconceptions="misconceptions", mass_eps="mass") from None
     run = RunDir(out, command="turing power --coverage", params=params, seed=seed)
-    curve = _coverage_curve(res, reps, seed + 1)
+    return write_coverage(run, res)
+
+
+def save_coverage(res: CoverageResults, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`CoverageResults.save`: the folder ``turing power --coverage`` writes."""
+    params = {k: v for k, v in res.params.items() if k != "seed"}
+    run = saved_run(folder, "turing power --coverage", params=params,
+                    seed=res.params.get("seed"), overwrite=overwrite)  # fmt: skip
+    write_coverage(run, res)
+    return run.path
+
+
+def write_coverage(run: RunDir, res: CoverageResults) -> dict:
+    """The curve, summary, report and results.json of ``turing power --coverage`` (the
+    command and :meth:`CoverageResults.save` both write through here)."""
+    curve = res.coverage_curve()
     run.table("coverage_curve", curve)
     run.text("summary.txt", res.summary() + "\n")
     rep = Report("Imitation game: coverage (the paper's sample size)", res.model)
@@ -776,7 +784,7 @@ def coverage_run(out: Path, *, k: int, p_min: float | None, zipf: float | None,
         "the theorems and their parameters (k, p_min, delta) but not their full statements, so "
         "these are the standard union-bound forms of that argument."
     )
-    results = {**res.to_dict(), "coverage_curve": curve, "summary": res.summary()}
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
 

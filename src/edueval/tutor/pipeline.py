@@ -19,7 +19,6 @@ chat-completions protocol behind every backend does not return; it is therefore 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,20 +28,28 @@ from ..io import InputError
 from ..model_runs import finish_model_run
 from ..models.budget import DEFAULT_MAX_FAILURES, MaxFailures
 from ..report import Report
-from ..runs import RunDir
+from ..runs import RunDir, saved_run
 from .dialogues import Target, read_dialogues
 from .personas import DEFAULT_PERSONA, resolve_persona
 from .replies import (
+    TutorReplies,
     ask_targets,
     build_messages,
     build_requests,
-    reply_counts,
-    reply_rows,
+    replies_from,
+    reply_params,
     select_targets,
     truncate_context,
 )
 
-__all__ = ["DEFAULT_PERSONA", "truncate_context", "build_messages", "reply_run"]
+__all__ = [
+    "DEFAULT_PERSONA",
+    "truncate_context",
+    "build_messages",
+    "reply_run",
+    "save_run",
+    "write_run",
+]
 
 
 def reply_run(
@@ -74,41 +81,52 @@ def reply_run(
     targets: list[Target] = select_targets(dialogues, limit, dialogues_path)
     if max_tokens < 1:
         raise InputError("max_tokens= must be at least 1")
-    params = {"model": model_name, "budget": budget, "budget_unit": "words",
-              "persona": persona_name, "persona_text": persona, "max_tokens": max_tokens,
-              "logprobs": logprobs, "limit": limit, "n_targets": len(targets)}  # fmt: skip
-    run = RunDir(out, command="tutor reply", params=params, seed=seed,
-                 inputs={"dialogues": dialogues_path})  # fmt: skip
+    params = reply_params(model_name, budget=budget, persona=persona_name, persona_text=persona,
+                          max_tokens=max_tokens, logprobs=logprobs, limit=limit,
+                          n_targets=len(targets), max_failures=str(max_failures),
+                          seed=seed)  # fmt: skip
+    run = RunDir(out, command="tutor reply", params={k: v for k, v in params.items() if k != "seed"},
+                 seed=seed, inputs={"dialogues": dialogues_path})  # fmt: skip
     requests, cut = build_requests(targets, budget=budget, persona=persona,
                                    max_tokens=max_tokens, logprobs=logprobs, seed=seed)  # fmt: skip
-    t0 = time.perf_counter()
     # an empty reply: counted against --max-failures
     outcome = ask_targets(open_model, requests, max_failures=max_failures,
                           log_path=run.path / "calls.jsonl", progress="tutor reply")  # fmt: skip
-    stats, seconds = outcome.stats, time.perf_counter() - t0
-    table = pd.DataFrame(reply_rows(targets, cut, outcome.results, model_name))
+    res = replies_from(targets, cut, outcome, params)
+    if log:
+        log(res.stats.summary())
+    return write_run(run, res, str(dialogues_path))
+
+
+def write_run(run: RunDir, res: TutorReplies, source: str) -> dict:
+    """replies.csv, the report and results.json of ``tutor reply`` from its results (the
+    command and :meth:`TutorReplies.save` both write through here)."""
+    p, table = res.params, res.replies
     run.table("replies", table)
-    results_json = {
-        **reply_counts(table),
-        "real_reply_perplexity": "not available: chat-completions backends do not return "
-        "log-probabilities of given (prompt) tokens",
-        "seconds": seconds,
-        "model_calls": stats.as_dict(),
-        **params,
-    }
-    rep = Report("AI teacher replies", f"{dialogues_path}, model {model_name}, budget {budget} "
-                 f"words, seed {seed}")  # fmt: skip
-    summary = pd.DataFrame([{k: results_json[k] for k in ("n_targets", "n_ok", "n_degenerate", "n_failed",
-                            "n_empty", "mean_f1", "mean_ai_perplexity")}])  # fmt: skip
+    rep = Report("AI teacher replies", f"{source}, model {p['model']}, budget {p['budget']} "
+                 f"words, seed {p['seed']}")  # fmt: skip
+    counts = res.counts()
+    summary = pd.DataFrame([{k: counts[k] for k in ("n_targets", "n_ok", "n_degenerate",
+                            "n_failed", "n_empty", "mean_f1", "mean_ai_perplexity")}])  # fmt: skip
     rep.section("Summary").table(summary).text(
         "F1: unigram overlap with the real teacher reply. Perplexity: of the AI reply's own tokens "
         "(where the backend returns log-probabilities); the real reply's perplexity is not "
         "available from chat-completions backends.",
-        stats.summary(),
+        res.stats.summary(),
     )
     rep.section("First replies").table(
         table[["dialogue", "student", "real_reply", "ai_reply", "status", "f1"]].head(20)
     )
-    if log:
-        log(stats.summary())
-    return finish_model_run(run, results_json, rep, outcome.budget)
+    results = {
+        k: v for k, v in dict(res.headline()).items() if k not in ("model_failures", "complete")
+    }
+    return finish_model_run(run, results, rep, res.budget)
+
+
+def save_run(res: TutorReplies, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`TutorReplies.save`: the folder ``tutor reply`` writes, less its call log
+    (``calls.jsonl``: the calls were made in memory, and not logged)."""
+    run = saved_run(folder, "tutor reply", params=res.run_params(), seed=res.params.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_run(run, res, "results from Python")
+    return run.path

@@ -34,8 +34,9 @@ from ..models.budget import (
     MaxFailures,
     as_max_failures,
 )
-from ..models.evaluate import EvalOutcome, evaluate_requests
+from ..models.evaluate import EvalOutcome, evaluate_requests, model_label
 from ..models.types import ChatRequest, ModelStats
+from ..results import RunResults
 from .dialogues import Target, as_dialogues, reply_targets
 from .metrics import perplexity, unigram_f1
 from .personas import resolve_persona
@@ -206,8 +207,13 @@ def select_targets(dialogues: list[dict], limit: int | None, where: Any = None) 
     return targets
 
 
+#: results.json's note on the real reply's perplexity
+REAL_PERPLEXITY_NOTE = ("not available: chat-completions backends do not return "
+                        "log-probabilities of given (prompt) tokens")  # fmt: skip
+
+
 @dataclass
-class TutorReplies:
+class TutorReplies(RunResults):
     """Results of :func:`reply`.
 
     ``replies``: one row per target (the ``replies.csv`` of ``tutor reply``: the AI reply, the
@@ -230,17 +236,33 @@ class TutorReplies:
     seconds: float
     params: dict[str, Any] = field(default_factory=dict)
 
+    _writer = "edueval.tutor.pipeline:save_run"
+    #: the command whose run this is (what ``compare`` records as the protocol)
+    command = "tutor reply"
+
     @property
     def complete(self) -> bool:
         """Whether failed calls + empty replies are within ``max_failures``."""
         return self.budget.complete
 
-    def results(self) -> dict[str, Any]:
-        """The numbers as ``tutor reply`` writes them to ``results.json`` (its counts and means,
-        ``model_failures`` and ``complete``; not the timings or the options)."""
+    def counts(self) -> dict[str, Any]:
+        """The counts and means of ``results.json`` (not the timings, the options or the
+        failure budget)."""
         keys = ("n_targets", "n_ok", "n_failed", "n_empty", "n_degenerate", "mean_f1",
                 "mean_ai_perplexity", "n_with_logprobs")  # fmt: skip
-        return {**{k: getattr(self, k) for k in keys}, "model_failures": self.budget.as_dict(),
+        return {k: getattr(self, k) for k in keys}
+
+    def run_params(self) -> dict[str, Any]:
+        """The options as ``tutor reply``'s config.json records them (the seed apart)."""
+        return {k: v for k, v in self.params.items() if k != "seed"}
+
+    def headline(self) -> dict[str, Any]:
+        """``tutor reply``'s results.json: the counts and means, the note on the real reply's
+        perplexity, ``seconds``, ``model_calls``, the options, ``model_failures`` and
+        ``complete``."""
+        return {**self.counts(), "real_reply_perplexity": REAL_PERPLEXITY_NOTE,
+                "seconds": self.seconds, "model_calls": self.stats.as_dict(),
+                **self.run_params(), "model_failures": self.budget.as_dict(),
                 "complete": self.complete}  # fmt: skip
 
     def to_frame(self) -> pd.DataFrame:
@@ -252,7 +274,7 @@ class TutorReplies:
 
     def summary(self) -> str:
         """A printable table: the counts and the mean F1 and perplexity, then the budget."""
-        head = pd.DataFrame([{k: v for k, v in self.results().items() if k.startswith(("n_",
+        head = pd.DataFrame([{k: v for k, v in self.counts().items() if k.startswith(("n_",
                              "mean_")) and k != "n_with_logprobs"}])  # fmt: skip
         model = self.params.get("model")
         return "\n".join([
@@ -305,13 +327,26 @@ def reply(
     requests, cut = build_requests(targets, budget=budget, persona=persona_text,
                                    max_tokens=max_tokens, logprobs=logprobs, seed=seed)  # fmt: skip
     outcome = ask_targets(model, requests, max_failures=limit_)
-    name = model_name if model_name is not None else model if isinstance(model, str) else None
-    table = pd.DataFrame(reply_rows(targets, cut, outcome.results, name))
-    params = {"model": name, "budget": budget, "persona": persona_name, "max_tokens": max_tokens,
-              "logprobs": logprobs, "limit": limit, "seed": seed,
-              "max_failures": str(limit_)}  # fmt: skip
-    result = TutorReplies(replies=table, **reply_counts(table), budget=outcome.budget,
-                          stats=outcome.stats, seconds=outcome.seconds, params=params)  # fmt: skip
+    name = model_name if model_name is not None else model_label(model)
+    params = reply_params(name, budget=budget, persona=persona_name, persona_text=persona_text,
+                          max_tokens=max_tokens, logprobs=logprobs, limit=limit,
+                          n_targets=len(targets), max_failures=str(limit_), seed=seed)  # fmt: skip
+    result = replies_from(targets, cut, outcome, params)
     if not result.complete:
         raise FailureBudgetExceeded(outcome.budget, result)
     return result
+
+
+def reply_params(model: str | None, **options: Any) -> dict[str, Any]:
+    """The options of a reply run as ``tutor reply`` records them (``budget_unit`` added)."""
+    out = {"model": model, "budget": options.pop("budget"), "budget_unit": "words"}
+    return {**out, **options}
+
+
+def replies_from(
+    targets: list[Target], cut: Any, outcome: EvalOutcome, params: dict[str, Any]
+) -> TutorReplies:
+    """The results object of the replies in ``outcome`` (``reply`` and ``tutor reply``)."""
+    table = pd.DataFrame(reply_rows(targets, cut, outcome.results, params["model"]))
+    return TutorReplies(replies=table, **reply_counts(table), budget=outcome.budget,
+                        stats=outcome.stats, seconds=outcome.seconds, params=params)  # fmt: skip

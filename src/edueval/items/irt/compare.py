@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from ...io import InputError
+from ...results import RunResults
 from .model import IRT, IRTResults, as_response_matrix
 
 __all__ = ["IRTComparison", "compare_irt", "correlation_ci"]
@@ -43,7 +44,7 @@ def correlation_ci(x: np.ndarray, y: np.ndarray, method: str = "pearson") -> dic
 
 
 @dataclass
-class IRTComparison:
+class IRTComparison(RunResults):
     """Item parameters of the real and the simulated students and their agreement."""
 
     items: pd.DataFrame
@@ -51,8 +52,19 @@ class IRTComparison:
     real: IRTResults
     simulated: IRTResults
 
+    _writer = "edueval.items.irt_pipeline:save_irt_compare"
+
     def to_frame(self) -> pd.DataFrame:
         return self.items.copy()
+
+    def headline(self) -> dict[str, Any]:
+        return {
+            "model": self.real.model,
+            "n_items": len(self.items),
+            "n_real": self.real.n_persons,
+            "n_simulated": self.simulated.n_persons,
+            "correlations": self.correlations.to_dict("records"),
+        }
 
     def summary(self) -> str:
         c = self.correlations

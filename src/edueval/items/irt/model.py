@@ -19,6 +19,8 @@ from scipy.special import expit
 
 from ...io import InputError
 from ...kt.bkt.model import BaseEstimator, NotFittedError
+from ...results import RunResults
+from ...tables import Table, takes_tables
 from ..scores import read_scores
 from . import engine as E
 from .fitstats import m2, s_x2
@@ -71,7 +73,7 @@ def as_response_matrix(data: Any, *, for_fit: bool = True) -> pd.DataFrame:
 
 
 @dataclass
-class IRTResults:
+class IRTResults(RunResults):
     """The fitted model: item table (slope-intercept and IRT form with standard errors and S-X2),
     person table (EAP and MAP with SEs), likelihood and M2 fit, information functions."""
 
@@ -122,6 +124,11 @@ class IRTResults:
     def to_frame(self) -> pd.DataFrame:
         """The item table (one row per item)."""
         return self.items.copy()
+
+    _writer = "edueval.items.irt_pipeline:save_irt"
+
+    def headline(self) -> dict:
+        return self.fit_dict()
 
     def fit_dict(self) -> dict:
         return {
@@ -203,6 +210,11 @@ def _item_table(layout: E.Layout, x: np.ndarray, cov: np.ndarray | None, names) 
         col = 0 if key == "a_se" else 1
         out[key] = np.where(idx[:, col] >= 0, out[key], np.nan)
     return pd.DataFrame(out, index=pd.Index(names, name="item"))
+
+
+#: The gate of a score table given to :class:`IRT` (a 2-D array: a students x items matrix).
+SCORE_MATRIX = Table("scores", ("student",), ("item", "correct", "score"), self_checked=True,
+                     matrix=True)  # fmt: skip
 
 
 class IRT(BaseEstimator):
@@ -297,6 +309,7 @@ class IRT(BaseEstimator):
         except np.linalg.LinAlgError:
             return st, np.linalg.pinv(info)
 
+    @takes_tables(X=SCORE_MATRIX)
     def fit(self, X: Any, y: Any = None) -> IRT:
         """Estimate the item parameters from a score table ``X`` (a path or a DataFrame, long or
         wide, or a students x items 0/1/NaN array; NaN = not administered, kept out of the
@@ -359,12 +372,14 @@ class IRT(BaseEstimator):
             raise InputError("responses: the items (columns) differ from the fitted model's")
         return df, E.Patterns.from_matrix(df.to_numpy(dtype=float))
 
+    @takes_tables(X=SCORE_MATRIX)
     def transform(self, X: Any) -> pd.DataFrame:
         """EAP and MAP person scores (with SEs) of ``X`` under the fitted item parameters."""
         df, pat = self._patterns(X)
         r = self.results_
         return person_scores(pat, r._layout, r.theta, r._x, df.index)
 
+    @takes_tables(X=SCORE_MATRIX)
     def score(self, X: Any, y: Any = None) -> float:
         """Mean marginal log-likelihood per person of ``X`` (higher is better)."""
         _, pat = self._patterns(X)
@@ -374,6 +389,21 @@ class IRT(BaseEstimator):
     def summary(self) -> str:
         self._check_fitted()
         return self.results_.summary()
+
+    def to_frame(self) -> pd.DataFrame:
+        """The fitted item table (:meth:`IRTResults.to_frame`)."""
+        self._check_fitted()
+        return self.results_.to_frame()
+
+    def results(self) -> dict[str, Any]:
+        """``results.json`` of ``items irt`` (:meth:`IRTResults.results`)."""
+        self._check_fitted()
+        return self.results_.results()
+
+    def save(self, folder: Any, *, overwrite: bool = False) -> Any:
+        """The run folder ``items irt`` writes (:meth:`IRTResults.save`)."""
+        self._check_fitted()
+        return self.results_.save(folder, overwrite=overwrite)
 
     def __repr__(self) -> str:
         return f"IRT(model={self.model!r}, rasch_scale={self.rasch_scale!r}, se={self.se!r})"

@@ -47,8 +47,10 @@ except ImportError:  # pragma: no cover - scikit-learn not installed: the same p
 
 
 from ...defaults import SEED
+from ...results import RunResults
 from ...seeding import rng as make_rng
-from ..data import Columns, Sequences, pack, time_major
+from ...tables import takes_tables
+from ..data import RESPONSES, Columns, Sequences, pack, read_responses, skill_sizes, time_major
 from . import _kernels as K
 from .params import PARAM_NAMES, BKTParams, params_frame, params_matrix
 
@@ -182,6 +184,7 @@ def forward_sequences(seqs: Sequences, P: np.ndarray) -> tuple[np.ndarray, np.nd
     return p_correct, p_known
 
 
+@takes_tables(data=RESPONSES)
 def forward(
     data: pd.DataFrame,
     params: pd.DataFrame | Mapping[str, BKTParams],
@@ -215,7 +218,7 @@ class FitResult:
     restarts: pd.DataFrame  # every restart: skill, restart, params, loglik, iterations
 
 
-class BKT(BaseEstimator):
+class BKT(RunResults, BaseEstimator):
     """Bayesian Knowledge Tracing fitted by EM (Baum-Welch), a scikit-learn estimator.
 
     ``clone``, ``get_params`` / ``set_params`` and model selection (``GridSearchCV`` with
@@ -458,6 +461,8 @@ class BKT(BaseEstimator):
         plain = spec == VariantSpec(forgets=self.forgets)
         return None if plain and self.fixed is None and self.init is None else spec
 
+    _writer = "edueval.kt.commands.fit_output:save_fit"
+
     def _fit_variant(self, data: pd.DataFrame, spec) -> BKT:
         from .variants import VariantFit, fit_variant
 
@@ -470,14 +475,19 @@ class BKT(BaseEstimator):
         self.n_params_ = res.n_params
         return self
 
+    @takes_tables(X=RESPONSES)
     def fit(self, X: pd.DataFrame, y: Any = None) -> BKT:
         """Estimate each skill's parameters from a response table ``X`` (``y`` is ignored: the
         ``correct`` column is the target; it is accepted for scikit-learn's API)."""
         self._check_params()
+        df, seqs, cols = read_responses(X, self.columns)
+        self.columns_ = cols  # the columns read (pyBKT's names resolved)
+        self.skill_sizes_ = skill_sizes(df, cols)
+        self.rows_left_out_: dict[str, int] = dict(df.attrs.get("dropped", {}))
+        self.skipped_skills_: list[str] = []
         spec = self.variant_spec()
         if spec is not None:
-            return self._fit_variant(X, spec)
-        seqs, _ = pack(X, self.columns)
+            return self._fit_variant(df, spec)
         res = self.fit_sequences(seqs)
         self.result_ = res
         self.params_ = res.params
@@ -492,6 +502,7 @@ class BKT(BaseEstimator):
         if not hasattr(self, "params_"):
             raise NotFittedError("this BKT model is not fitted yet; call fit() first")
 
+    @takes_tables(data=RESPONSES)
     def predict(self, data: pd.DataFrame) -> pd.DataFrame:
         """``data`` with ``p_correct`` and ``p_known`` added (see :func:`forward`)."""
         self._check_fitted()
@@ -501,15 +512,18 @@ class BKT(BaseEstimator):
             return forward_long(data, self.params_, self.columns)
         return forward(data, self.params_, self.columns)
 
+    @takes_tables(data=RESPONSES)
     def predict_proba(self, data: pd.DataFrame) -> np.ndarray:
         """P(correct) for every row of ``data``, in row order."""
         return self.predict(data)["p_correct"].to_numpy()
 
+    @takes_tables(X=RESPONSES)
     def score(self, X: pd.DataFrame, y: Any = None) -> float:
         """Mean log-likelihood per response of ``X`` under the fitted parameters (higher is
         better; what ``GridSearchCV`` maximises when given no scorer).  ``y`` is ignored."""
         return self.log_likelihood(X) / len(X)
 
+    @takes_tables(data=RESPONSES)
     def log_likelihood(self, data: pd.DataFrame) -> float:
         """Total log-likelihood of ``data`` under the fitted parameters."""
         self._check_fitted()
@@ -529,6 +543,42 @@ class BKT(BaseEstimator):
                 P[k],
             )
         return total
+
+    def fit_table(self) -> pd.DataFrame:
+        """One row per skill (index ``skill``): the parameters (classic BKT; a variant's are in
+        ``params_``, long) with ``log_likelihood``, ``n_iter``, ``converged``, ``n_responses``
+        and ``n_students`` (and a variant's ``n_params``): ``kt fit``'s ``params.csv`` (a
+        variant's ``skills.csv``)."""
+        self._check_fitted()
+        res = self.result_
+        stats = {"log_likelihood": res.log_likelihood, "n_iter": res.n_iter,
+                 "converged": res.converged}  # fmt: skip
+        long = "parameter" in res.params.columns
+        table = pd.DataFrame(stats) if long else res.params.assign(**stats)
+        if hasattr(self, "skill_sizes_"):
+            table = table.join(self.skill_sizes_)
+        if long:
+            table["n_params"] = res.params.groupby("skill")["free"].sum()
+        return table
+
+    def to_frame(self) -> pd.DataFrame:
+        """The fitted parameters and fit statistics, one row per skill (:meth:`fit_table`)."""
+        return self.fit_table().reset_index()
+
+    def headline(self) -> dict[str, Any]:
+        """``kt fit``'s results.json (less ``tables`` and ``status``)."""
+        table = self.fit_table()
+        converged = table["converged"].to_numpy(dtype=bool)
+        return {
+            "n_skills": int(len(table)),
+            "n_responses": int(table["n_responses"].sum()),
+            "rows_left_out": getattr(self, "rows_left_out_", {}),
+            "total_log_likelihood": float(table["log_likelihood"].sum()),
+            "n_params": int(self.n_params_),
+            "n_not_converged": int((~converged).sum()),
+            "skipped_skills": getattr(self, "skipped_skills_", []),
+            "params": table.reset_index(),
+        }
 
     def summary(self) -> str:
         """A printable table of the fitted parameters per skill with the fit statistics

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...io import InputError, as_table
-from ...tables import Col, Schema
+from ...tables import Col, Schema, Table, takes_tables
 
 __all__ = [
     "BKTParams",
@@ -120,6 +120,11 @@ def skill_column(data: str | Path | pd.DataFrame) -> str | Path | pd.DataFrame:
     return data
 
 
+@takes_tables(
+    data=Table(
+        "parameters", ("skill", "prior", "learn", "guess", "slip"), ("forget",), self_checked=True
+    )
+)
 def read_params(data: str | Path | pd.DataFrame) -> pd.DataFrame:
     """Read a parameter file (CSV/JSON/JSONL with ``skill, prior, learn, guess, slip[, forget]``;
     the fit statistics ``kt fit`` writes beside them are ignored; any other column is refused),

@@ -5,15 +5,16 @@ parameter tables, the report and results.json.  Shared by the in-memory run
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 
 import pandas as pd
 
 from ...report import Report
-from ...runs import RunDir
+from ...runs import RunDir, saved_run
 from ..bkt.model import BKT
 from ..data import Columns, RowFilter
 
-__all__ = ["finish_fit", "fit_params", "write_fit"]
+__all__ = ["finish_fit", "fit_params", "save_fit", "write_fit", "write_fit_model"]
 
 
 def fit_params(model: BKT, min_responses: int, cols: Columns, rows: RowFilter | None) -> dict:
@@ -62,13 +63,53 @@ def write_fit(
                        n_params=n_params, extra=extra)  # fmt: skip
 
 
-def finish_fit(run, rep, model, table, *, skipped, dropped, n_params, extra=None) -> dict:
+def write_fit_model(run: RunDir, source: str, model: BKT) -> dict:
+    """The tables, report and results.json of a fitted model, classic or variant (``kt fit``
+    on one file and :meth:`BKT.save` both write through here)."""
+    table, res = model.fit_table(), model.result_
+    if "parameter" not in res.params.columns:
+        run.table("params", table.reset_index())
+        run.table("restarts", res.restarts)
+        rep = Report("BKT fit (EM)", f"{source}: {len(table)} skills, {model!r}")
+        rep.section("Fitted parameters").table(table.reset_index())
+    else:  # a variant: long parameter file + per-skill summary
+        run.table("params", res.params)
+        run.table("skills", table.reset_index())
+        run.table("restarts", res.restarts)
+        rep = Report("BKT fit (EM)", f"{source}: {len(table)} skills, {model!r}")
+        rep.section("Fitted parameters").table(res.params.head(200))
+        if model.multiprior is True:
+            from ..bkt.first_response import LIKELIHOOD_NOTE
+
+            rep.section("Likelihood").text(LIKELIHOOD_NOTE)
+    _convergence(rep, model, table)
+    results = dict(model.headline())
+    run.finish(results, rep.render())
+    return results
+
+
+def save_fit(model: BKT, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`BKT.save`: the folder ``kt fit`` writes.  ``min_responses`` is recorded as 0: the
+    library fits every skill it is given (the command leaves out smaller skills first)."""
+    params = fit_params(model, 0, model.columns_, None)
+    run = saved_run(folder, "kt fit", params={**params, "encoding": "utf-8"}, seed=model.seed,
+                    overwrite=overwrite)  # fmt: skip
+    write_fit_model(run, "results from Python", model)
+    return run.path
+
+
+def _convergence(rep, model: BKT, table: pd.DataFrame) -> None:
     converged = table["converged"].to_numpy(dtype=bool)
     if not converged.all():
         rep.section("Convergence").text(
             f"{int((~converged).sum())} skill(s) reached max_iter={model.max_iter} before the "
             "tolerance; their parameters are the last EM iterate."
         )
+
+
+def finish_fit(run, rep, model, table, *, skipped, dropped, n_params, extra=None) -> dict:
+    _convergence(rep, model, table)
+    converged = table["converged"].to_numpy(dtype=bool)
     results = {
         "n_skills": int(len(table)),
         "n_responses": int(table["n_responses"].sum()),

@@ -13,7 +13,7 @@ import pandas as pd
 from ...io import InputError, require_columns
 from ...report import Report
 from ...report.figures import new_figure
-from ...runs import RunDir
+from ...runs import RunDir, saved_run
 from ..bkt.variants import read_param_file
 from ..data import Columns, read_responses
 from ..models.compare import CompareResult, compare_models
@@ -21,7 +21,15 @@ from ..models.crossval import FOLD_METRICS, CVResult, cross_validate
 from ..models.registry import make_model, parse_models, spec_columns
 from ..models.roster import Roster, load_model, replay
 
-__all__ = ["crossvalidate_run", "compare_run", "roster_run"]
+__all__ = [
+    "crossvalidate_run",
+    "compare_run",
+    "roster_run",
+    "save_compare",
+    "write_compare",
+    "save_crossvalidation",
+    "write_crossvalidation",
+]
 
 _LABELS = {"rmse": "RMSE", "auc": "AUC", "accuracy": "accuracy", "loglik": "log-likelihood"}
 
@@ -64,29 +72,40 @@ def crossvalidate_run(
         df, lambda: make_model(spec, seed=seed, n_restarts=n_restarts, columns=cols),
         n_folds=n_folds, by=by, seed=seed, columns=cols, name=spec,
     )  # fmt: skip
+    res.params["n_restarts"] = n_restarts
+    return write_crossvalidation(run, res, str(data_path))
+
+
+def save_crossvalidation(res: CVResult, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`CVResult.save`: the folder ``kt crossvalidate`` writes."""
+    params = {k: v for k, v in res.params.items() if k != "seed"}
+    run = saved_run(folder, "kt crossvalidate", params=params, seed=res.params.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_crossvalidation(run, res, "results from Python")
+    return run.path
+
+
+def write_crossvalidation(run: RunDir, res: CVResult, source: str) -> dict:
+    """The tables, figure, report and results.json of ``kt crossvalidate`` (the command and
+    :meth:`CVResult.save` both write through here)."""
+    spec, n_folds, by, seed = res.model, res.n_folds, res.by, res.params.get("seed")
     run.table("folds", res.scores)
     table = res.table
     run.table("summary", table)
-    run.table("heldout", df.assign(fold=res.folds, p_correct=res.p_heldout))
-    overall = table[table["scope"] == "all"].iloc[0]
-    rep = Report(
-        f"Cross-validation of {spec}", f"{data_path}: {n_folds} folds by {by}, seed {seed}"
-    )
+    run.table("heldout", res.heldout())
+    rep = Report(f"Cross-validation of {spec}", f"{source}: {n_folds} folds by {by}, seed {seed}")
     rep.section("Mean ± SD over folds").table(table[table["scope"] == "all"])
     rep.section("Per fold").table(res.scores[res.scores["scope"] == "all"])
     fig = _fold_figure(res.scores[res.scores["scope"] == "all"].assign(model=spec), spec)
     run.figure("folds", fig)
     rep.section("Per fold (figure)").figure((run.path / "figures" / "folds.png").read_bytes())
     rep.section("Per skill, mean ± SD over folds").table(table[table["scope"] != "all"])
-    results = {"model": spec, "folds": n_folds, "by": by, "n_responses": len(df),
-               "n_unscored": int(res.scores.loc[res.scores.scope == "all", "n_unscored"].sum()),
-               **{f"{m}_{s}": float(overall[f"{m}_{s}"]) for m in FOLD_METRICS
-                  for s in ("mean", "sd")}}  # fmt: skip
+    results = dict(res.headline())
     run.finish(results, rep.render())
     return results
 
 
-def _report_compare(res: CompareResult, data_path: Path, seed: int, run: RunDir) -> str:
+def _report_compare(res: CompareResult, data_path: str, seed: int | None, run: RunDir) -> str:
     rep = Report("Knowledge-tracing models compared",
                  f"{data_path}: {len(res.models)} models on the same {res.n_folds} student folds, "
                  f"seed {seed}")  # fmt: skip
@@ -129,18 +148,30 @@ def compare_run(
                          "encoding": encoding})  # fmt: skip
     res = compare_models(df, specs, n_folds=n_folds, seed=seed, n_restarts=n_restarts,
                          columns=cols, progress=progress)  # fmt: skip
+    return write_compare(run, res, str(data_path))
+
+
+def write_compare(run: RunDir, res: CompareResult, source: str) -> dict:
+    """The tables, figures, report and results.json of ``kt compare`` (the command and
+    :meth:`CompareResult.save` both write through here)."""
     run.table("models", res.table)
     run.table("paired", res.paired)
     run.table("per_fold", res.per_fold)
     run.table("per_skill", res.per_skill)
     run.figure("folds", _fold_figure(res.per_fold, "held-out scores per fold"))
     run.figure("heldout_loglik", _ci_figure(res.table))
-    results = {"models": specs, "folds": n_folds, "n_responses": res.n_responses,
-               "best_by_heldout_loglik": res.best,
-               "table": res.table.to_dict("records"),
-               "paired": res.paired.to_dict("records")}  # fmt: skip
-    run.finish(results, _report_compare(res, data_path, seed, run))
+    results = dict(res.headline())
+    run.finish(results, _report_compare(res, source, res.params.get("seed"), run))
     return results
+
+
+def save_compare(res: CompareResult, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`CompareResult.save`: the folder ``kt compare`` writes."""
+    params = {k: v for k, v in res.params.items() if k != "seed"}
+    run = saved_run(folder, "kt compare", params=params, seed=res.params.get("seed"),
+                    overwrite=overwrite)  # fmt: skip
+    write_compare(run, res, "results from Python")
+    return run.path
 
 
 def _roster_params(path: Path) -> pd.DataFrame:

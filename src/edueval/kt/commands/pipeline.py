@@ -13,7 +13,7 @@ import pandas as pd
 from ...io import InputError
 from ...report import Report
 from ...report.figures import new_figure, png_bytes
-from ...runs import RunDir
+from ...runs import RunDir, saved_run
 from ...seeding import rng
 from ..bkt.model import BKT, forward_sequences, simulate
 from ..bkt.params import PAPER_RANGES, params_matrix, random_params
@@ -21,13 +21,21 @@ from ..bkt.variants import forward_sequences_long, is_long, read_param_file
 from ..data import Columns, RowFilter, read_responses
 from ..evaluation import KTEvaluation, evaluation_tables, free_parameters
 from ..prediction_stats import impossible_responses, per_skill_summary
-from .fit_output import finish_fit, fit_params, write_fit
+from .fit_output import fit_params, write_fit_model
 
 if TYPE_CHECKING:
     from ...executor import Executor
     from ..replication.study import StudyConfig
 
-__all__ = ["simulate_run", "predict_run", "fit_run", "evaluate_run", "write_study_run"]
+__all__ = [
+    "simulate_run",
+    "predict_run",
+    "fit_run",
+    "evaluate_run",
+    "write_study_run",
+    "save_evaluation",
+    "write_evaluation",
+]
 
 
 def _learning_curve(df: pd.DataFrame, order_col: str = "order"):
@@ -314,34 +322,8 @@ def fit_run(
         inputs={"data": data_path},
     )
     model.fit(df)
-    res = model.result_
-    sizes = df.groupby(df[cols.skill].astype(str)).agg(
-        n_responses=(cols.correct, "size"), n_students=(cols.student, "nunique")
-    )
-    if "parameter" not in res.params.columns:
-        table = res.params.copy()
-        table["log_likelihood"] = res.log_likelihood
-        table["n_iter"] = res.n_iter
-        table["converged"] = res.converged
-        table = table.join(sizes)
-        return write_fit(run, str(data_path), model, table, res.restarts, skipped=small,
-                         dropped=dropped)  # fmt: skip
-    # a variant: long parameter file + per-skill summary
-    table = pd.DataFrame(
-        {"log_likelihood": res.log_likelihood, "n_iter": res.n_iter, "converged": res.converged}
-    ).join(sizes)
-    table["n_params"] = res.params.groupby("skill")["free"].sum()
-    run.table("params", res.params)
-    run.table("skills", table.reset_index())
-    run.table("restarts", res.restarts)
-    rep = Report("BKT fit (EM)", f"{data_path}: {len(table)} skills, {model!r}")
-    rep.section("Fitted parameters").table(res.params.head(200))
-    if model.multiprior is True:
-        from ..bkt.first_response import LIKELIHOOD_NOTE
-
-        rep.section("Likelihood").text(LIKELIHOOD_NOTE)
-    return finish_fit(run, rep, model, table, skipped=small, dropped=dropped,
-                       n_params=int(model.n_params_))  # fmt: skip
+    model.rows_left_out_, model.skipped_skills_ = dropped, small
+    return write_fit_model(run, str(data_path), model)
 
 
 def evaluate_run(
@@ -375,7 +357,7 @@ def evaluate_run(
                              "dataset": ev["dataset"].describe(),
                              "executor": executor.describe() if executor else None})  # fmt: skip
         result = KTEvaluation(ev["metrics"], ev["mol"], threshold, n_in_a_row, ev["dropped"])
-        return _write_evaluation(run, str(data_path), result, {"timing": ev["timing"]})
+        return write_evaluation(run, str(data_path), result, {"timing": ev["timing"]})
     df, seqs, cols = read_responses(data_path, columns, encoding=encoding, rows=rows)
     selection = _selection(df, encoding, rows, warn)
     metrics, mol = evaluation_tables(df, seqs, k_of, n_params=n_params, threshold=threshold,
@@ -383,11 +365,19 @@ def evaluate_run(
     run = RunDir(out, command="kt evaluate", inputs={"data": data_path},
                  params={**params, "columns": asdict(cols), **selection})  # fmt: skip
     result = KTEvaluation(metrics, mol, threshold, n_in_a_row, _dropped(df))
-    return _write_evaluation(run, str(data_path), result)
+    return write_evaluation(run, str(data_path), result)
 
 
-def _write_evaluation(run: RunDir, source: str, ev: KTEvaluation, extra=None) -> dict:
-    """metrics.csv, moment_of_learning.csv, the report and results.json of ``kt evaluate``."""
+def save_evaluation(ev: KTEvaluation, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`KTEvaluation.save`: the folder ``kt evaluate`` writes."""
+    run = saved_run(folder, "kt evaluate", params=ev.run_params, overwrite=overwrite)
+    write_evaluation(run, "results from Python", ev)
+    return run.path
+
+
+def write_evaluation(run: RunDir, source: str, ev: KTEvaluation, extra=None) -> dict:
+    """metrics.csv, moment_of_learning.csv, the report and results.json of ``kt evaluate``
+    (the command and :meth:`KTEvaluation.save` both write through here)."""
     metrics, mol = ev.metrics, ev.sequences
     run.table("metrics", metrics)
     rep = Report("Evaluation of knowledge-tracing predictions", source)

@@ -13,15 +13,18 @@ two-sided p of the one-sample t test of mean 0 (scipy), on F - 1 degrees of free
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ...defaults import SEED
 from ...io import binary_column
+from ...results import RunResults
 from ...stats import paired_difference, t_interval
-from ..data import Columns
+from ...tables import takes_tables
+from ..data import RESPONSES, Columns
 from .crossval import FOLD_METRICS, fold_scores, heldout_predictions, make_folds, skill_codes
 from .registry import make_model
 
@@ -65,7 +68,7 @@ def _full_fit(spec: str, df: pd.DataFrame, make) -> dict:
 
 
 @dataclass
-class CompareResult:
+class CompareResult(RunResults):
     """Models on the same folds: ``table`` (one row per model), ``paired`` (differences
     against the first model), ``per_fold`` (pooled scores of each model and fold) and
     ``per_skill`` (each model, fold and skill)."""
@@ -77,6 +80,20 @@ class CompareResult:
     paired: pd.DataFrame
     per_fold: pd.DataFrame
     per_skill: pd.DataFrame
+    #: the options, as ``kt compare`` records them (``seed`` among them)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    _writer = "edueval.kt.commands.model_runs:save_compare"
+
+    def headline(self) -> dict[str, Any]:
+        """``kt compare``'s results.json."""
+        return {"models": self.models, "folds": self.n_folds, "n_responses": self.n_responses,
+                "best_by_heldout_loglik": self.best, "table": self.table.to_dict("records"),
+                "paired": self.paired.to_dict("records")}  # fmt: skip
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per model: held-out means with 95% t intervals, AIC, BIC (``table``)."""
+        return self.table.copy()
 
     @property
     def best(self) -> str:
@@ -100,6 +117,7 @@ class CompareResult:
         return "\n".join(lines)
 
 
+@takes_tables(df=RESPONSES)
 def compare_models(
     df: pd.DataFrame,
     specs: list[str],
@@ -135,6 +153,9 @@ def compare_models(
     per_fold = scores[scores["scope"] == "all"].drop(columns="scope")
     per_fold = per_fold[["model", "fold", "n", "n_unscored", *FOLD_METRICS]].reset_index(drop=True)
     table = pd.DataFrame(rows)
+    params = {"models": list(specs), "folds": n_folds, "by": "student", "n_restarts": n_restarts,
+              "columns": asdict(cols), "encoding": "utf-8", "seed": seed}  # fmt: skip
     return CompareResult(list(specs), n_folds, len(df), table,
                          paired_differences(per_fold, specs[0]), per_fold,
-                         scores[scores["scope"] != "all"].rename(columns={"scope": "skill"}))  # fmt: skip
+                         scores[scores["scope"] != "all"].rename(columns={"scope": "skill"}),
+                         params)  # fmt: skip

@@ -15,7 +15,7 @@ model; it is left out of the scores and counted (``n_unscored``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,9 +23,11 @@ import pandas as pd
 
 from ...defaults import SEED
 from ...io import InputError, binary_column
+from ...results import RunResults
 from ...seeding import rng
+from ...tables import takes_tables
 from .. import metrics as M
-from ..data import Columns
+from ..data import RESPONSES, Columns
 
 __all__ = [
     "CVResult",
@@ -41,6 +43,7 @@ __all__ = [
 FOLD_METRICS = ("rmse", "auc", "accuracy", "loglik")
 
 
+@takes_tables(df=RESPONSES)
 def make_folds(
     df: pd.DataFrame, n_folds: int, *, by: str = "student", seed: int | None = None,
     columns: Columns | None = None,
@@ -147,9 +150,10 @@ def mean_sd(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 @dataclass
-class CVResult:
+class CVResult(RunResults):
     """Cross-validation of one model: per-fold scores, their mean and SD, the held-out
-    predictions and the fold of every row."""
+    predictions and the fold of every row; ``data``: the responses cross-validated (for the
+    ``heldout`` table), ``params``: the options as ``kt crossvalidate`` records them."""
 
     model: str
     by: str
@@ -157,6 +161,29 @@ class CVResult:
     scores: pd.DataFrame  # fold, scope, n, n_unscored, metrics
     p_heldout: np.ndarray
     folds: np.ndarray
+    data: pd.DataFrame | None = field(default=None, repr=False)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    _writer = "edueval.kt.commands.model_runs:save_crossvalidation"
+
+    def heldout(self) -> pd.DataFrame:
+        """The responses with each row's ``fold`` and held-out ``p_correct``."""
+        if self.data is None:
+            raise ValueError("the responses were not kept: cross_validate keeps them")
+        return self.data.assign(fold=self.folds, p_correct=self.p_heldout)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Mean and SD over folds of each metric, pooled and per skill (:attr:`table`)."""
+        return self.table
+
+    def headline(self) -> dict[str, Any]:
+        """``kt crossvalidate``'s results.json."""
+        overall = self.table[self.table["scope"] == "all"].iloc[0]
+        pooled = self.scores.loc[self.scores.scope == "all", "n_unscored"]
+        return {"model": self.model, "folds": self.n_folds, "by": self.by,
+                "n_responses": len(self.p_heldout), "n_unscored": int(pooled.sum()),
+                **{f"{m}_{s}": float(overall[f"{m}_{s}"]) for m in FOLD_METRICS
+                   for s in ("mean", "sd")}}  # fmt: skip
 
     @property
     def table(self) -> pd.DataFrame:
@@ -180,6 +207,7 @@ class CVResult:
         return "\n".join(lines)
 
 
+@takes_tables(df=RESPONSES)
 def cross_validate(
     df: pd.DataFrame,
     make_model: Callable[[], Any],  # a model with fit(df) -> itself and predict(df)
@@ -195,4 +223,7 @@ def cross_validate(
     folds = make_folds(df, n_folds, by=by, seed=seed, columns=cols)
     p = heldout_predictions(df, make_model, folds, by=by, columns=cols)
     y = binary_column(df, cols.correct)
-    return CVResult(name, by, n_folds, fold_scores(y, p, folds, skill_codes(df, cols)), p, folds)
+    params = {"model": name, "folds": n_folds, "by": by, "n_restarts": None,
+              "columns": asdict(cols), "encoding": "utf-8", "seed": seed}  # fmt: skip
+    return CVResult(name, by, n_folds, fold_scores(y, p, folds, skill_codes(df, cols)), p, folds,
+                    df, params)  # fmt: skip

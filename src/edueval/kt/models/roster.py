@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ...io import InputError, binary_column, order_column
+from ...tables import takes_tables
 from ..bkt.params import PARAM_NAMES, params_frame
 from ..bkt.variant_design import FIRST, PAIR_FIRST
 from ..bkt.variants import (
@@ -41,7 +42,7 @@ from ..bkt.variants import (
     table_index,
     wide_to_long,
 )
-from ..data import Columns
+from ..data import RESPONSES, Columns
 from .model_files import MODEL_FORMAT, load_model, save_model
 
 __all__ = ["Roster", "replay", "save_model", "load_model", "MODEL_FORMAT"]
@@ -221,6 +222,7 @@ class Roster:
         return pd.DataFrame(rows, columns=cols)
 
 
+@takes_tables(df=RESPONSES)
 def replay(roster: Roster, df: pd.DataFrame, columns: Columns | None = None) -> pd.DataFrame:
     """Feed a response table to the roster: in ``order`` within student x skill when the column
     exists, else file order (as :func:`~edueval.kt.data.pack` orders sequences; responses of
