@@ -280,6 +280,26 @@ def test_pairwise_files_are_read_back(cli, tmp_path, size) -> None:
     _ok(cli("pairwise", "summarize", fit, "--out", tmp_path / "sum2"))
 
 
+@pytest.mark.parametrize("size", ["smallest", "largest"])
+def test_pairwise_ml_fit_is_read_back_by_summarize(cli, tmp_path, size) -> None:
+    """``pairwise fit --method ml`` writes its interval as ``alpha_ci_low/high`` (a Wald
+    interval, no posterior): ``pairwise summarize`` reads it in the HDI's place."""
+    imported = tmp_path / "imported"
+    _ok(cli("pairwise", "import-teacher-test", "--bundled", "--out", imported))
+    data = imported / "comparisons.csv"
+    if size == "smallest":
+        df = pd.read_csv(data, dtype=str, keep_default_na=False)
+        data = tmp_path / "comparisons-smallest.csv"
+        df = df[df["item"].isin(df["item"].unique()[:2])]
+        df[["item", "attribute", "rater", "first", "second", "outcome"]].to_csv(data, index=False)
+    fit = tmp_path / "fit"
+    _ok(cli("pairwise", "fit", data, "--method", "ml", "--out", fit))
+    assert "alpha_ci_low" in pd.read_csv(fit / "abilities.csv", nrows=0).columns
+    _ok(cli("pairwise", "summarize", fit, "--out", tmp_path / "sum"))
+    res = json.loads((tmp_path / "sum" / "results.json").read_text())
+    assert res, res
+
+
 def test_turing_simulate_example_is_read_by_analyze(cli, tmp_path) -> None:
     sim = tmp_path / "sim"
     _ok(cli("turing", "simulate", "--students", "10", "--questions", "4", "--reps", "3",

@@ -59,6 +59,25 @@ SCORES_SCHEMA = Schema(
 ABILITIES = Table.of(ABILITIES_SCHEMA, "abilities")
 
 
+#: the interval columns of ``pairwise fit --method ml``'s abilities table (a Wald interval)
+ML_INTERVAL = {"alpha_ci_low": "alpha_hdi_low", "alpha_ci_high": "alpha_hdi_high"}
+
+
+def _ml_interval_as_hdi(df: pd.DataFrame) -> pd.DataFrame:
+    """An abilities table of the ML fit (``alpha_ci_low/high``, no HDI columns) with its
+    interval in the HDI's place: the summary's interval columns are the posterior HDI under
+    NUTS and the Wald interval under ML, as each fit reports it.  Rows the ML fit left empty
+    (no finite estimate exists: a group whose judgements separate perfectly, ``ml_exists`` false
+    in its groups table) are left out, as the fit itself leaves them out of its agent table."""
+    if set(ML_INTERVAL) <= set(df.columns) and not set(ML_INTERVAL.values()) & set(df.columns):
+        mean = df["alpha_mean"]
+        empty = mean.isna() | (mean.astype("string").str.strip() == "").fillna(True)
+        out = df.loc[~empty.to_numpy()].rename(columns=ML_INTERVAL)
+        out.attrs = {**df.attrs, "ml_rows_without_estimate": int(empty.sum())}
+        return out
+    return df
+
+
 @takes_tables(path=Table.of(ABILITIES_SCHEMA, "abilities", self_checked=True))
 def read_abilities(path: str | Path | pd.DataFrame) -> pd.DataFrame:
     """Read ``abilities.csv`` of a ``pairwise fit`` run (or the run directory itself), or check
@@ -72,6 +91,7 @@ def read_abilities(path: str | Path | pd.DataFrame) -> pd.DataFrame:
                 file=path.parent,
             )
     df = as_table(path, name="abilities", text_columns=("item", "attribute", "agent"))
+    df = _ml_interval_as_hdi(df)
     checked = ABILITIES_SCHEMA.validate(df)
     for c in ABILITY_COLUMNS[3:]:
         df[c] = checked[c].to_numpy()
