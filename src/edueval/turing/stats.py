@@ -439,6 +439,65 @@ class BootEstimate(MeanEstimate):
     tss: np.ndarray = field(default_factory=lambda: np.zeros((0,)))
     pst_lower: np.ndarray = field(default_factory=lambda: np.zeros((0,)))
     pst_upper: np.ndarray = field(default_factory=lambda: np.zeros((0,)))
+    score: np.ndarray | None = None  # [..., 3]: A, B, C of :meth:`_score_se2`; None: no half
+    lim: float = 1.0  # the scores lie in [-lim, lim], so the mean does
+
+    def _score_se2(self, theta0: np.ndarray | float) -> np.ndarray:
+        """The null-centred ("score") CR3 variance at ``theta0``: ``Σ_g a_g (z_g − θ₀n_g)² / N²``
+        with ``a_g = (1 − n_g/N)⁻²``, as ``A x² − 2 B x + C`` in ``x = θ₀ − m`` (``A = Σ a n²``,
+        ``B = Σ a E n``, ``C = Σ a E²`` over ``N²``; ``E_g = z_g − m n_g``; ``C`` is CR3's)."""
+        assert self.score is not None
+        x = np.asarray(theta0, dtype=float) - self.mean
+        sa, sb, sc = self.score[..., 0], self.score[..., 1], self.score[..., 2]
+        return np.maximum(sa * x * x - 2.0 * sb * x + sc, 0.0)
+
+    def _score_t(self, theta0: np.ndarray | float) -> np.ndarray:
+        """``(m − θ₀)/se₀`` with ``se₀`` the score SE floored at the t-table half's SE."""
+        se0 = np.maximum(np.sqrt(self._score_se2(theta0)), self.se)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (self.mean - theta0) / se0
+
+    def _score_p(self, theta0: float, upper: bool) -> np.ndarray:
+        """The score half's p-value of ``H0: mean ≤ θ₀`` (``upper``) or ``H0: mean ≥ θ₀``.
+
+        The null is composite (``mean ∈ [−lim, θ₀]`` or ``[θ₀, lim]``) and its p-value the
+        largest over it; the statistic is quasi-monotone on the null (for ``θ₀`` on the far
+        side of ``m``: decreasing, then increasing towards its limit ``∓1/√A``), so the
+        largest sits at an end: ``θ₀`` or ``∓lim``. That makes the set of ``θ₀`` not rejected
+        an interval (:meth:`_score_reach`). Hall's term and the df are the t-table half's."""
+        far = min(theta0, -self.lim) if upper else max(theta0, self.lim)
+        t0, t1 = self._score_t(theta0), self._score_t(far)
+        t = np.minimum(t0, t1) if upper else np.maximum(t0, t1)
+        with np.errstate(invalid="ignore"):
+            h = hall(t, self.skew)
+            return sps.t.sf(h, self.df) if upper else sps.t.cdf(h, self.df)
+
+    def _score_reach(self, alpha: float, upper: bool) -> np.ndarray:
+        """How far from ``m`` the score half's one-sided ``1 − α`` bound lies: the largest
+        ``x ∈ [0, X]`` (``X`` the distance to ``±lim``) with ``x ≤ k·max(s(x), se)``, where
+        ``k = ∓hall_inverse(∓q, skew)`` and ``s(x)² = A x² ∓ 2 B x + C`` (``θ₀ = m ± x``). With
+        ``x ≥ 0`` that is ``(1 − k²A) x² ± 2k²B x − k²C ≤ 0`` (Fieller-like): if ``X`` itself
+        satisfies it, ``X`` (the bound is ``±lim``: the data reject no value of the parameter
+        on that side); else the smallest non-negative root, or ``k·se`` where the floor
+        reaches further. ``k ≤ 0`` (only for α above 0.4) makes the half's set lie inside the
+        t-table half's: −inf, so the hull ignores it."""
+        assert self.score is not None
+        with np.errstate(invalid="ignore"):
+            q = sps.t.ppf(1.0 - alpha, self.df)
+        k = hall_inverse(q, self.skew) if upper else -hall_inverse(-q, self.skew)
+        sign = -1.0 if upper else 1.0  # the lower bound: theta0 = m - x
+        big_x = self.lim - sign * self.mean
+        sa, sb, sc = self.score[..., 0], sign * self.score[..., 1], self.score[..., 2]
+        s_x = np.sqrt(np.maximum(sa * big_x**2 - 2.0 * sb * big_x + sc, 0.0))
+        kk = k * k
+        a2, b2 = 1.0 - kk * sa, 2.0 * kk * sb
+        root_d = np.sqrt(np.maximum(b2 * b2 + 4.0 * a2 * kk * sc, 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the smallest non-negative root, in the form that does not cancel
+            root = np.where(b2 > 0, 2.0 * kk * sc / (b2 + root_d), (root_d - b2) / (2.0 * a2))
+        whole = big_x <= k * np.maximum(s_x, self.se)
+        reach = np.where(whole, big_x, np.fmax(k * self.se, root))
+        return np.where(k > 0, reach, -np.inf)
 
     def _stat_b(self, theta0: float) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -487,6 +546,8 @@ class BootEstimate(MeanEstimate):
         parts = [p_t, np.where(self.skip, 0.0, (1.0 + k) / (self._count() + 1.0))]
         if self.double:
             parts.append(np.where(self.skip, 0.0, self._second_p(k, upper)))
+        if self.score is not None:
+            parts.append(self._score_p(theta0, upper))
         return np.where(self.flat, 1.0, np.maximum.reduce(parts))
 
     def p_upper(self, theta0: float) -> np.ndarray:
@@ -528,6 +589,9 @@ class BootEstimate(MeanEstimate):
         for second in (False, True) if self.double else (False,):
             lo = np.fmin(lo, self._bound_b(alpha, True, second))
             hi = np.fmax(hi, self._bound_b(alpha, False, second))
+        if self.score is not None:
+            lo = np.fmin(lo, self.mean - self._score_reach(alpha, True))
+            hi = np.fmax(hi, self.mean + self._score_reach(alpha, False))
         return np.where(self.flat, np.nan, lo), np.where(self.flat, np.nan, hi)
 
 
@@ -688,6 +752,9 @@ def boot_mean(
     sizes: np.ndarray,
     sq_sums: np.ndarray,
     weights: list[BootBlock],
+    *,
+    score: bool = True,
+    lim: float = 1.0,
 ) -> BootEstimate:
     """The ``boot`` estimate of a mean, batched: :func:`floored_cr3` and, over the same
     studies, the pairs cluster bootstrap-t (Hall 1992, ch. 3; Cameron, Gelbach & Miller 2008)
@@ -698,7 +765,10 @@ def boot_mean(
 
     ``cluster_sums``, ``sizes`` and ``sq_sums`` (each student's Σ of scores and of squared
     scores) are ``[..., G]``; ``weights`` from :func:`boot_weights` for the flattened batch.
-    Every student must have answered at least one MCQ."""
+    Every student must have answered at least one MCQ. ``score``: also the score half, the
+    t-table test with the variance taken about the null value (:meth:`BootEstimate._score_p`),
+    for scores in ``[−lim, lim]`` (the composite null's far end); False is the ``boot`` of
+    issue 34's third round, for comparisons."""
     z = np.asarray(cluster_sums, dtype=float)
     n = np.asarray(sizes, dtype=float)
     q = np.asarray(sq_sums, dtype=float)
@@ -722,7 +792,20 @@ def boot_mean(
         t_part.mean, t_part.se, t_part.df, t_part.skew, t_part.flat,
         se_b=se_b.reshape(shape), skew_b=skew_b.reshape(shape), tstar=tstar,
         skip=no_variation(z, n), tss=tss, pst_lower=p_lo, pst_upper=p_hi,
+        score=_score_terms(z, n) if score else None, lim=lim,
     )  # fmt: skip
+
+
+def _score_terms(z: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``[..., 3]``: ``A = Σ a n²``, ``B = Σ a E n``, ``C = Σ a E²`` over ``N²``, with CR3's
+    ``a_g = (1 − n_g/N)⁻²`` and ``E_g = z_g − m n_g`` (exact zeros for alike students), so
+    that the null-centred variance at ``θ₀ = m + x`` is ``A x² − 2 B x + C``."""
+    big_n = n.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = (big_n * z - n * z.sum(axis=-1, keepdims=True)) / big_n
+        a = 1.0 / (1.0 - n / big_n) ** 2
+        terms = [(a * x).sum(axis=-1) for x in (n * n, e * n, e * e)]
+    return np.stack(terms, axis=-1) / big_n**2
 
 
 def _skewness_of_mean(resid: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -751,13 +834,14 @@ def _pair(
     y: str,
     xy: str,
     weights: list[BootBlock] | None = None,
+    score: bool = True,
 ) -> MeanEstimate:
     """Paired difference ``[chose x] − [chose y]`` per MCQ (``d² = x + y − 2xy`` for 0/1);
     with ``weights`` (kind ``boot``) the bootstrap estimate of :func:`boot_mean`."""
     cs = _sum(counts, x) - _sum(counts, y)
     sq_g = _sum(counts, x) + _sum(counts, y) - 2 * _sum(counts, xy)
     if kind == "boot" and weights is not None:
-        return boot_mean(cs, _sum(counts, "n"), sq_g, weights)
+        return boot_mean(cs, _sum(counts, "n"), sq_g, weights, score=score)
     return _mean(kind, cs, sq_g.sum(axis=-1), _sum(counts, "n"))
 
 
@@ -846,6 +930,7 @@ def batch_tests(
     seed: int | np.random.Generator | None = 0,
     double: str = DOUBLE_KINDS[0],
     n_inner: int = N_BOOT_INNER,
+    score: bool = True,
 ) -> BatchTests:
     """All estimates, naive and student-clustered (``cluster_se``: ``"boot"``, the default,
     ``"cr3"``, ``"cr2"`` or ``"cr1"``) SEs, all tests and the verdicts for counts
@@ -854,7 +939,9 @@ def batch_tests(
     same counts and seed give the same p-values; the selection rates' intervals use its
     t-table half. ``double`` (:func:`boot_weights`): ``boot``'s double bootstrap, by default
     the fast one; ``"full"`` draws ``n_inner`` second-level resamples of each first-level
-    one; ``"none"`` is the ``boot`` before issue 34's last round (for comparisons)."""
+    one; ``"none"`` is the ``boot`` before issue 34's third round (for comparisons).
+    ``score``: ``boot``'s score half (:func:`boot_mean`); False is the ``boot`` before issue
+    34's fourth round (for comparisons)."""
     counts = np.asarray(counts, dtype=float)
     _check(counts, eps, alpha, cluster_se)
     sizes = _sum(counts, "n")
@@ -874,9 +961,9 @@ def batch_tests(
     for key, kind in kinds.items():
         w = weights if key == "clustered" else None
         est[key] = {
-            "diff": _pair(counts, kind, "A", "H", "AH", w),
-            "ai": _pair(counts, kind, "A", "R", "AR", w),
-            "human": _pair(counts, kind, "H", "R", "HR", w),
+            "diff": _pair(counts, kind, "A", "H", "AH", w, score),
+            "ai": _pair(counts, kind, "A", "R", "AR", w, score),
+            "human": _pair(counts, kind, "H", "R", "HR", w, score),
         }
         for name, f in (("correct", "C"), ("ai", "A"), ("human", "H"), ("random", "R")):
             sums = _sum(counts, f)  # 0/1 scores: Σz² = Σz
