@@ -457,16 +457,17 @@ class BootEstimate(MeanEstimate):
         with np.errstate(divide="ignore", invalid="ignore"):
             return (self.mean - theta0) / se0
 
-    def _score_p(self, theta0: float, upper: bool) -> np.ndarray:
+    def _score_p(self, theta0: np.ndarray | float, upper: bool) -> np.ndarray:
         """The score half's p-value of ``H0: mean ≤ θ₀`` (``upper``) or ``H0: mean ≥ θ₀``.
 
         The null is composite (``mean ∈ [−lim, θ₀]`` or ``[θ₀, lim]``) and its p-value the
         largest over it; the statistic is quasi-monotone on the null (for ``θ₀`` on the far
         side of ``m``: decreasing, then increasing towards its limit ``∓1/√A``), so the
         largest sits at an end: ``θ₀`` or ``∓lim``. That makes the set of ``θ₀`` not rejected
-        an interval (:meth:`_score_reach`). Hall's term and the df are the t-table half's."""
-        far = min(theta0, -self.lim) if upper else max(theta0, self.lim)
-        t0, t1 = self._score_t(theta0), self._score_t(far)
+        an interval (:meth:`_score_reach`). A ``θ₀`` beyond ``±lim`` is tested as ``±lim``
+        (no mean lies there). Hall's term and the df are the t-table half's."""
+        theta0 = np.clip(theta0, -self.lim, self.lim)  # beyond: as at the end
+        t0, t1 = self._score_t(theta0), self._score_t(-self.lim if upper else self.lim)
         t = np.minimum(t0, t1) if upper else np.maximum(t0, t1)
         with np.errstate(invalid="ignore"):
             h = hall(t, self.skew)
@@ -477,8 +478,9 @@ class BootEstimate(MeanEstimate):
         ``x ∈ [0, X]`` (``X`` the distance to ``±lim``) with ``x ≤ k·max(s(x), se)``, where
         ``k = ∓hall_inverse(∓q, skew)`` and ``s(x)² = A x² ∓ 2 B x + C`` (``θ₀ = m ± x``). With
         ``x ≥ 0`` that is ``(1 − k²A) x² ± 2k²B x − k²C ≤ 0`` (Fieller-like): if ``X`` itself
-        satisfies it, ``X`` (the bound is ``±lim``: the data reject no value of the parameter
-        on that side); else the smallest non-negative root, or ``k·se`` where the floor
+        satisfies it, ``inf`` (the data reject no value of the mean on that side, as a
+        bootstrap half that never rejects); else the smallest non-negative root, or ``k·se``
+        where the floor
         reaches further. ``k ≤ 0`` (only for α above 0.4) makes the half's set lie inside the
         t-table half's: −inf, so the hull ignores it."""
         assert self.score is not None
@@ -496,7 +498,7 @@ class BootEstimate(MeanEstimate):
             # the smallest non-negative root, in the form that does not cancel
             root = np.where(b2 > 0, 2.0 * kk * sc / (b2 + root_d), (root_d - b2) / (2.0 * a2))
         whole = big_x <= k * np.maximum(s_x, self.se)
-        reach = np.where(whole, big_x, np.fmax(k * self.se, root))
+        reach = np.where(whole, np.inf, np.fmax(k * self.se, root))
         return np.where(k > 0, reach, -np.inf)
 
     def _stat_b(self, theta0: float) -> np.ndarray:
