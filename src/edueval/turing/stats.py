@@ -69,7 +69,22 @@ differences; ``Z_g`` student ``g``'s sum, ``n_g`` their MCQs, ``E_g = Z_g − n_
   first-level one, about twice the cost of the single bootstrap), which estimates how far the
   bootstrap's own p-value is off and corrects it; each p-value is the largest of the three.
   The full double bootstrap (``double="full"``, B × ``n_inner`` resamples) is an option,
-  affordable for one study. Symmetric wild cluster
+  affordable for one study. (4) Since issue 34's fourth round, also the *score* half
+  (:meth:`BootEstimate._score_p`): the t-table test with the variance taken about the null
+  value, ``se₀² = Σ_g a_g (Z_g − θ₀ n_g)² / N²`` (CR3's ``a_g = (1 − h_g)⁻²``; floored at the
+  t-table half's SE; its Hall term and df), Rao's score test where the others are Wald's -
+  the standard small-sample repair of a Wald test of a ratio (here a mean of clustered
+  scores: Wilson's interval for a proportion, Fieller's for a ratio, the null-imposed
+  variance of Kline & Santos 2012 for clustered scores). Where the preferring minority is
+  under-represented in a class, the residuals about ``m`` understate the spread about a null
+  value ``θ₀`` that lies away from ``m``; those about ``θ₀`` do not. Its null is composite
+  (``d ∈ [θ₀, 1]``), so its p-value is the largest over it, which sits at an end; its
+  confidence set is then an interval, the solution of a quadratic inequality in ``θ₀``
+  (:meth:`BootEstimate._score_reach`), ±inf where it rejects nothing on a side. Its
+  statistic is bounded: ``|m − θ₀| / se₀ ≤ 1/√A`` with ``A = Σ_g a_g h_g²``, ``√G (1 −
+  1/G)`` for equal sheets - 1.79 at 5 students, below t₄'s 2.13 - so with 5 students (equal
+  sheets) ``boot`` claims nothing, and at 6-10 little. Measured:
+  benchmarks/RESULTS.md ("the score half"). Symmetric wild cluster
   bootstraps (Rademacher, Webb) and sign-flip tests were measured and are worse here (7.6-7.9%
   at 20-40 students): their resampled sums are symmetric and cannot see the skewness that
   makes the one-sided tests fail. The floor keeps near-degenerate classes from flipping: four
@@ -188,8 +203,9 @@ SE_KINDS = ("naive", *CLUSTER_SE)
 SE_METHODS = {
     "boot": "student-clustered CR3 with Hall's (1992) skewness-corrected t and a design effect of "
     "at least 1 (the SE never below the rows-independent one); each p-value the largest of its "
-    "t-table value (Bell-McCaffrey df), its pairs cluster bootstrap-t value and that value's "
-    "fast double bootstrap (Davidson-MacKinnon 2007)",
+    "t-table value (Bell-McCaffrey df), its pairs cluster bootstrap-t value, that value's "
+    "fast double bootstrap (Davidson-MacKinnon 2007) and the score test's (the same t table "
+    "with the variance taken about the null value)",
     "naive": "rows independent: SE^2 = s^2/N, t on N - 1 df",
     "cr1": "student-clustered CR1 (Liang-Zeger, G/(G-1) factor), t on G - 1 df",
     "cr2": "student-clustered CR2 (Bell-McCaffrey bias-reduced linearisation), Bell-McCaffrey "
