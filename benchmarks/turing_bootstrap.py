@@ -5,8 +5,9 @@ For each design (:func:`edueval.turing.power.design_counts`: ``ability``, ``abil
 and size, the same simulated studies go through :func:`edueval.turing.stats.batch_tests` - the
 whole decision rule, superiority over random included - with ``boot`` (the default: CR3 + Hall
 with a design effect of at least 1, each p-value the largest of the t-table's, the pairs cluster
-bootstrap-t's and its fast double bootstrap's), ``boot0`` (``boot`` before the fast double
-bootstrap: the t table and the bootstrap-t) and ``cr3`` (the default before ``boot``); the time
+bootstrap-t's, its fast double bootstrap's and the score test's), ``boot3`` (``boot`` before the
+score half), ``boot0`` (``boot`` before the fast double bootstrap: the t table and the
+bootstrap-t) and ``cr3`` (the default before ``boot``); the time
 of each in ``batch_tests``, summed over the run, and the ratio ``boot`` / ``boot0``. Reported: the rate of ``draw`` at
 d = +ε and d = −ε (valid: at most α + 2 Monte-Carlo SEs) and at d = 0 (power).
 
@@ -46,9 +47,15 @@ from edueval.turing.stats import VERDICTS, batch_tests  # noqa: E402
 EPS, DELTA, ALPHA = 0.10, 0.05, 0.05
 SIZES = (5, 10, 20, 40, 80, 160)
 DESIGNS = ("ability", "ability_lengths")  # the default grid: a cell's seed is its place in it
-#: method -> (cluster_se, double bootstrap): ``boot`` now (with the fast double bootstrap),
-#: ``boot`` before (t table and bootstrap-t only), CR3 + Hall
-ALL_METHODS = {"boot": ("boot", "fast"), "boot0": ("boot", "none"), "cr3": ("cr3", "none")}
+#: method -> (cluster_se, double bootstrap, score half): ``boot`` now (with the fast double
+#: bootstrap and the score half), ``boot3`` before the score half, ``boot0`` before the double
+#: bootstrap (t table and bootstrap-t only), CR3 + Hall
+ALL_METHODS = {
+    "boot": ("boot", "fast", True),
+    "boot3": ("boot", "fast", False),
+    "boot0": ("boot", "none", False),
+    "cr3": ("cr3", "none", False),
+}
 METHODS = dict(ALL_METHODS)  # those run (--methods)
 DRAW = VERDICTS.index("draw")
 SECONDS = dict.fromkeys(METHODS, 0.0)  # batch_tests time per method, over the whole run
@@ -63,11 +70,11 @@ def rates(design: str, g: int, diff: float, studies: int, seed, b: int, chunk: i
         k = min(chunk, studies - done)
         counts = design_counts(rng, k, g, design, diff=diff, **kw)
         boot_seed = int(rng.integers(2**63))
-        for m, (se, double) in METHODS.items():
+        for m, (se, double, score) in METHODS.items():
             t0 = time.perf_counter()
             bt = batch_tests(
                 counts, eps=EPS, delta=DELTA, alpha=ALPHA, cluster_se=se, n_boot=b,
-                seed=boot_seed, double=double,
+                seed=boot_seed, double=double, score=score,
             )  # fmt: skip
             SECONDS[m] += time.perf_counter() - t0
             hits[m] += [
@@ -95,7 +102,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smoke run: 500 studies, 3 sizes")
     ap.add_argument(
         "--methods", default=",".join(ALL_METHODS),
-        help="of boot, boot0, cr3 (each method's studies and first-level draws are the same "
+        help="of boot, boot3, boot0, cr3 (each method's studies and first-level draws are the same "
         "whichever others run)",
     )  # fmt: skip
     args = ap.parse_args()

@@ -245,7 +245,10 @@ def test_identical_students_give_no_verdict():
     """Two (or twenty) students with identical counts: every analytic clustered SE is 0, which is
     no evidence of precision -- no draw, no 'better', however favourable the rates look (p = 1).
     The default (boot) judges them on the answers' own variance instead (its SE is never below
-    the rows-independent one): the TOST p-value is the t table's at the naive SE, G - 1 df."""
+    the rows-independent one): the TOST p-value is the t table's at the naive SE, G - 1 df, or
+    its score half's where that is larger: with no between-student residuals its statistic is
+    at most √G (1 − 1/G) (the null-centred SE grows with |θ₀ − d̂|; the composite null reaches
+    d = ±1)."""
     from scipy import stats as sps
 
     from edueval.turing.stats import ANALYTIC_SE, FIELDS, VERDICTS, batch_tests
@@ -265,7 +268,7 @@ def test_identical_students_give_no_verdict():
         assert VERDICTS[bt.verdict["clustered"][0]] == want_v, g
         d = np.repeat([1.0, -1.0, 0.0], [5 * g, 5 * g, 15 * g])
         se = d.std(ddof=1) / np.sqrt(d.size)
-        want = sps.t.sf(0.1 / se, g - 1) if g >= 2 else 1.0
+        want = sps.t.sf(min(0.1 / se, np.sqrt(g) * (1 - 1 / g)), g - 1)
         assert bt.tost_p["clustered"][0] == pytest.approx(want, rel=1e-9), g
 
 

@@ -65,8 +65,9 @@ ClusterSeOption = Annotated[
         "--se",
         help="Student-clustered SE of the simulated verdicts: cr3 (default; jackknife variance, "
         "Bell-McCaffrey df, Hall's skewness correction), boot (turing analyze's default: the "
-        "same with a design effect of at least 1 and a pairs cluster bootstrap-t and its fast "
-        "double bootstrap beside the t table; 999 draws per simulated study), cr2 (the same with CR2's variance) or cr1 "
+        "same with a design effect of at least 1 and a pairs cluster bootstrap-t, its fast "
+        "double bootstrap and the score test (variance about the null value) beside the t "
+        "table; 999 draws per simulated study), cr2 (the same with CR2's variance) or cr1 "
         "(G - 1 df; over-declares draws under skew).",
     ),
 ]
@@ -104,8 +105,9 @@ def analyze(
             "--se",
             help="The test that decides: boot (the default; CR3 with Hall's skewness "
             "correction and a design effect of at least 1, each p-value the largest of its "
-            "t-table value, its pairs cluster bootstrap-t value and that value's double "
-            "bootstrap, --double), cr3 (the same statistic on the t table alone: the default "
+            "t-table value, its pairs cluster bootstrap-t value, that value's double "
+            "bootstrap (--double) and its score test's, the t table with the variance about "
+            "the null value; with 5 students it claims almost nothing), cr3 (the same statistic on the t table alone: the default "
             "before; over-declares draws when students differ in how many answers they get "
             "wrong), cr2 (CR2's variance), cr1 (Liang-Zeger, G - 1 df) or naive; 'clustered' "
             "means the default. All are reported.",

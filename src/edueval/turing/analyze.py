@@ -180,7 +180,8 @@ def _se_kind(se: str) -> str:
 
 
 def _fmt_ci(ci: tuple[float, float]) -> str:
-    if not all(np.isfinite(ci)):
+    """NaN: no variation; an infinite bound (a side on which no value is rejected) as ±inf."""
+    if np.isnan(ci).any():
         return "undefined (no variation)"
     return f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
 

@@ -69,7 +69,22 @@ differences; ``Z_g`` student ``g``'s sum, ``n_g`` their MCQs, ``E_g = Z_g − n_
   first-level one, about twice the cost of the single bootstrap), which estimates how far the
   bootstrap's own p-value is off and corrects it; each p-value is the largest of the three.
   The full double bootstrap (``double="full"``, B × ``n_inner`` resamples) is an option,
-  affordable for one study. Symmetric wild cluster
+  affordable for one study. (4) Since issue 34's fourth round, also the *score* half
+  (:meth:`BootEstimate._score_p`): the t-table test with the variance taken about the null
+  value, ``se₀² = Σ_g a_g (Z_g − θ₀ n_g)² / N²`` (CR3's ``a_g = (1 − h_g)⁻²``; floored at the
+  t-table half's SE; its Hall term and df), Rao's score test where the others are Wald's -
+  the standard small-sample repair of a Wald test of a ratio (here a mean of clustered
+  scores: Wilson's interval for a proportion, Fieller's for a ratio, the null-imposed
+  variance of Kline & Santos 2012 for clustered scores). Where the preferring minority is
+  under-represented in a class, the residuals about ``m`` understate the spread about a null
+  value ``θ₀`` that lies away from ``m``; those about ``θ₀`` do not. Its null is composite
+  (``d ∈ [θ₀, 1]``), so its p-value is the largest over it, which sits at an end; its
+  confidence set is then an interval, the solution of a quadratic inequality in ``θ₀``
+  (:meth:`BootEstimate._score_reach`), ±inf where it rejects nothing on a side. Its
+  statistic is bounded: ``|m − θ₀| / se₀ ≤ 1/√A`` with ``A = Σ_g a_g h_g²``, ``√G (1 −
+  1/G)`` for equal sheets - 1.79 at 5 students, below t₄'s 2.13 - so with 5 students (equal
+  sheets) ``boot`` claims nothing, and at 6-10 little. Measured:
+  benchmarks/RESULTS.md ("the score half"). Symmetric wild cluster
   bootstraps (Rademacher, Webb) and sign-flip tests were measured and are worse here (7.6-7.9%
   at 20-40 students): their resampled sums are symmetric and cannot see the skewness that
   makes the one-sided tests fail. The floor keeps near-degenerate classes from flipping: four
@@ -188,8 +203,9 @@ SE_KINDS = ("naive", *CLUSTER_SE)
 SE_METHODS = {
     "boot": "student-clustered CR3 with Hall's (1992) skewness-corrected t and a design effect of "
     "at least 1 (the SE never below the rows-independent one); each p-value the largest of its "
-    "t-table value (Bell-McCaffrey df), its pairs cluster bootstrap-t value and that value's "
-    "fast double bootstrap (Davidson-MacKinnon 2007)",
+    "t-table value (Bell-McCaffrey df), its pairs cluster bootstrap-t value, that value's "
+    "fast double bootstrap (Davidson-MacKinnon 2007) and the score test's (the same t table "
+    "with the variance taken about the null value)",
     "naive": "rows independent: SE^2 = s^2/N, t on N - 1 df",
     "cr1": "student-clustered CR1 (Liang-Zeger, G/(G-1) factor), t on G - 1 df",
     "cr2": "student-clustered CR2 (Bell-McCaffrey bias-reduced linearisation), Bell-McCaffrey "
@@ -439,6 +455,67 @@ class BootEstimate(MeanEstimate):
     tss: np.ndarray = field(default_factory=lambda: np.zeros((0,)))
     pst_lower: np.ndarray = field(default_factory=lambda: np.zeros((0,)))
     pst_upper: np.ndarray = field(default_factory=lambda: np.zeros((0,)))
+    score: np.ndarray | None = None  # [..., 3]: A, B, C of :meth:`_score_se2`; None: no half
+    lim: float = 1.0  # the scores lie in [-lim, lim], so the mean does
+
+    def _score_se2(self, theta0: np.ndarray | float) -> np.ndarray:
+        """The null-centred ("score") CR3 variance at ``theta0``: ``Σ_g a_g (z_g − θ₀n_g)² / N²``
+        with ``a_g = (1 − n_g/N)⁻²``, as ``A x² − 2 B x + C`` in ``x = θ₀ − m`` (``A = Σ a n²``,
+        ``B = Σ a E n``, ``C = Σ a E²`` over ``N²``; ``E_g = z_g − m n_g``; ``C`` is CR3's)."""
+        assert self.score is not None
+        x = np.asarray(theta0, dtype=float) - self.mean
+        sa, sb, sc = self.score[..., 0], self.score[..., 1], self.score[..., 2]
+        return np.maximum(sa * x * x - 2.0 * sb * x + sc, 0.0)
+
+    def _score_t(self, theta0: np.ndarray | float) -> np.ndarray:
+        """``(m − θ₀)/se₀`` with ``se₀`` the score SE floored at the t-table half's SE."""
+        se0 = np.maximum(np.sqrt(self._score_se2(theta0)), self.se)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (self.mean - theta0) / se0
+
+    def _score_p(self, theta0: np.ndarray | float, upper: bool) -> np.ndarray:
+        """The score half's p-value of ``H0: mean ≤ θ₀`` (``upper``) or ``H0: mean ≥ θ₀``.
+
+        The null is composite (``mean ∈ [−lim, θ₀]`` or ``[θ₀, lim]``) and its p-value the
+        largest over it; the statistic is quasi-monotone on the null (for ``θ₀`` on the far
+        side of ``m``: decreasing, then increasing towards its limit ``∓1/√A``), so the
+        largest sits at an end: ``θ₀`` or ``∓lim``. That makes the set of ``θ₀`` not rejected
+        an interval (:meth:`_score_reach`). A ``θ₀`` beyond ``±lim`` is tested as ``±lim``
+        (no mean lies there). Hall's term and the df are the t-table half's."""
+        theta0 = np.clip(theta0, -self.lim, self.lim)  # beyond: as at the end
+        t0, t1 = self._score_t(theta0), self._score_t(-self.lim if upper else self.lim)
+        t = np.minimum(t0, t1) if upper else np.maximum(t0, t1)
+        with np.errstate(invalid="ignore"):
+            h = hall(t, self.skew)
+            return sps.t.sf(h, self.df) if upper else sps.t.cdf(h, self.df)
+
+    def _score_reach(self, alpha: float, upper: bool) -> np.ndarray:
+        """How far from ``m`` the score half's one-sided ``1 − α`` bound lies: the largest
+        ``x ∈ [0, X]`` (``X`` the distance to ``±lim``) with ``x ≤ k·max(s(x), se)``, where
+        ``k = ∓hall_inverse(∓q, skew)`` and ``s(x)² = A x² ∓ 2 B x + C`` (``θ₀ = m ± x``). With
+        ``x ≥ 0`` that is ``(1 − k²A) x² ± 2k²B x − k²C ≤ 0`` (Fieller-like): if ``X`` itself
+        satisfies it, ``inf`` (the data reject no value of the mean on that side, as a
+        bootstrap half that never rejects); else the smallest non-negative root, or ``k·se``
+        where the floor
+        reaches further. ``k ≤ 0`` (only for α above 0.4) makes the half's set lie inside the
+        t-table half's: −inf, so the hull ignores it."""
+        assert self.score is not None
+        with np.errstate(invalid="ignore"):
+            q = sps.t.ppf(1.0 - alpha, self.df)
+        k = hall_inverse(q, self.skew) if upper else -hall_inverse(-q, self.skew)
+        sign = -1.0 if upper else 1.0  # the lower bound: theta0 = m - x
+        big_x = self.lim - sign * self.mean
+        sa, sb, sc = self.score[..., 0], sign * self.score[..., 1], self.score[..., 2]
+        s_x = np.sqrt(np.maximum(sa * big_x**2 - 2.0 * sb * big_x + sc, 0.0))
+        kk = k * k
+        a2, b2 = 1.0 - kk * sa, 2.0 * kk * sb
+        root_d = np.sqrt(np.maximum(b2 * b2 + 4.0 * a2 * kk * sc, 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the smallest non-negative root, in the form that does not cancel
+            root = np.where(b2 > 0, 2.0 * kk * sc / (b2 + root_d), (root_d - b2) / (2.0 * a2))
+        whole = big_x <= k * np.maximum(s_x, self.se)
+        reach = np.where(whole, np.inf, np.fmax(k * self.se, root))
+        return np.where(k > 0, reach, -np.inf)
 
     def _stat_b(self, theta0: float) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -487,6 +564,8 @@ class BootEstimate(MeanEstimate):
         parts = [p_t, np.where(self.skip, 0.0, (1.0 + k) / (self._count() + 1.0))]
         if self.double:
             parts.append(np.where(self.skip, 0.0, self._second_p(k, upper)))
+        if self.score is not None:
+            parts.append(self._score_p(theta0, upper))
         return np.where(self.flat, 1.0, np.maximum.reduce(parts))
 
     def p_upper(self, theta0: float) -> np.ndarray:
@@ -528,6 +607,9 @@ class BootEstimate(MeanEstimate):
         for second in (False, True) if self.double else (False,):
             lo = np.fmin(lo, self._bound_b(alpha, True, second))
             hi = np.fmax(hi, self._bound_b(alpha, False, second))
+        if self.score is not None:
+            lo = np.fmin(lo, self.mean - self._score_reach(alpha, True))
+            hi = np.fmax(hi, self.mean + self._score_reach(alpha, False))
         return np.where(self.flat, np.nan, lo), np.where(self.flat, np.nan, hi)
 
 
@@ -688,6 +770,9 @@ def boot_mean(
     sizes: np.ndarray,
     sq_sums: np.ndarray,
     weights: list[BootBlock],
+    *,
+    score: bool = True,
+    lim: float = 1.0,
 ) -> BootEstimate:
     """The ``boot`` estimate of a mean, batched: :func:`floored_cr3` and, over the same
     studies, the pairs cluster bootstrap-t (Hall 1992, ch. 3; Cameron, Gelbach & Miller 2008)
@@ -698,7 +783,10 @@ def boot_mean(
 
     ``cluster_sums``, ``sizes`` and ``sq_sums`` (each student's Σ of scores and of squared
     scores) are ``[..., G]``; ``weights`` from :func:`boot_weights` for the flattened batch.
-    Every student must have answered at least one MCQ."""
+    Every student must have answered at least one MCQ. ``score``: also the score half, the
+    t-table test with the variance taken about the null value (:meth:`BootEstimate._score_p`),
+    for scores in ``[−lim, lim]`` (the composite null's far end); False is the ``boot`` of
+    issue 34's third round, for comparisons."""
     z = np.asarray(cluster_sums, dtype=float)
     n = np.asarray(sizes, dtype=float)
     q = np.asarray(sq_sums, dtype=float)
@@ -722,7 +810,20 @@ def boot_mean(
         t_part.mean, t_part.se, t_part.df, t_part.skew, t_part.flat,
         se_b=se_b.reshape(shape), skew_b=skew_b.reshape(shape), tstar=tstar,
         skip=no_variation(z, n), tss=tss, pst_lower=p_lo, pst_upper=p_hi,
+        score=_score_terms(z, n) if score else None, lim=lim,
     )  # fmt: skip
+
+
+def _score_terms(z: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``[..., 3]``: ``A = Σ a n²``, ``B = Σ a E n``, ``C = Σ a E²`` over ``N²``, with CR3's
+    ``a_g = (1 − n_g/N)⁻²`` and ``E_g = z_g − m n_g`` (exact zeros for alike students), so
+    that the null-centred variance at ``θ₀ = m + x`` is ``A x² − 2 B x + C``."""
+    big_n = n.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = (big_n * z - n * z.sum(axis=-1, keepdims=True)) / big_n
+        a = 1.0 / (1.0 - n / big_n) ** 2
+        terms = [(a * x).sum(axis=-1) for x in (n * n, e * n, e * e)]
+    return np.stack(terms, axis=-1) / big_n**2
 
 
 def _skewness_of_mean(resid: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -751,13 +852,14 @@ def _pair(
     y: str,
     xy: str,
     weights: list[BootBlock] | None = None,
+    score: bool = True,
 ) -> MeanEstimate:
     """Paired difference ``[chose x] − [chose y]`` per MCQ (``d² = x + y − 2xy`` for 0/1);
     with ``weights`` (kind ``boot``) the bootstrap estimate of :func:`boot_mean`."""
     cs = _sum(counts, x) - _sum(counts, y)
     sq_g = _sum(counts, x) + _sum(counts, y) - 2 * _sum(counts, xy)
     if kind == "boot" and weights is not None:
-        return boot_mean(cs, _sum(counts, "n"), sq_g, weights)
+        return boot_mean(cs, _sum(counts, "n"), sq_g, weights, score=score)
     return _mean(kind, cs, sq_g.sum(axis=-1), _sum(counts, "n"))
 
 
@@ -846,6 +948,7 @@ def batch_tests(
     seed: int | np.random.Generator | None = 0,
     double: str = DOUBLE_KINDS[0],
     n_inner: int = N_BOOT_INNER,
+    score: bool = True,
 ) -> BatchTests:
     """All estimates, naive and student-clustered (``cluster_se``: ``"boot"``, the default,
     ``"cr3"``, ``"cr2"`` or ``"cr1"``) SEs, all tests and the verdicts for counts
@@ -854,7 +957,9 @@ def batch_tests(
     same counts and seed give the same p-values; the selection rates' intervals use its
     t-table half. ``double`` (:func:`boot_weights`): ``boot``'s double bootstrap, by default
     the fast one; ``"full"`` draws ``n_inner`` second-level resamples of each first-level
-    one; ``"none"`` is the ``boot`` before issue 34's last round (for comparisons)."""
+    one; ``"none"`` is the ``boot`` before issue 34's third round (for comparisons).
+    ``score``: ``boot``'s score half (:func:`boot_mean`); False is the ``boot`` before issue
+    34's fourth round (for comparisons)."""
     counts = np.asarray(counts, dtype=float)
     _check(counts, eps, alpha, cluster_se)
     sizes = _sum(counts, "n")
@@ -874,9 +979,9 @@ def batch_tests(
     for key, kind in kinds.items():
         w = weights if key == "clustered" else None
         est[key] = {
-            "diff": _pair(counts, kind, "A", "H", "AH", w),
-            "ai": _pair(counts, kind, "A", "R", "AR", w),
-            "human": _pair(counts, kind, "H", "R", "HR", w),
+            "diff": _pair(counts, kind, "A", "H", "AH", w, score),
+            "ai": _pair(counts, kind, "A", "R", "AR", w, score),
+            "human": _pair(counts, kind, "H", "R", "HR", w, score),
         }
         for name, f in (("correct", "C"), ("ai", "A"), ("human", "H"), ("random", "R")):
             sums = _sum(counts, f)  # 0/1 scores: Σz² = Σz
