@@ -23,9 +23,11 @@ that one of them, the hub, differs from each of the other three in exactly one s
 In both cases the hub's neighbours are one step from it and the shape of the item (which options
 share which step) does not say which option is the key: whether a one-step difference adds or
 removes a flaw is what the mathematics decides.  Within every family the key is the hub a quarter
-of the time and its value rank is each of 1-4 a quarter of the time: each item is taken among the
+of the time, and its value rank and its rationale's rank in character similarity to the other
+three (which need not follow the hub) are each of 1-4 a quarter of the time: each item is taken
+among the
 candidates (all valid hub items on :data:`~.balance.PROBLEMS_PER_ITEM` freshly drawn problems,
-more drawn while none is what the family's counts need) whose rank and role bring those counts
+more drawn while none is what the family's counts need) whose ranks and role bring those counts
 nearest their targets (:class:`Deficit`), and among those the surface features are balanced by
 herding (:class:`~.balance.Balancer`), as in plain generation.
 
@@ -49,6 +51,7 @@ import pandas as pd
 
 from . import balance
 from .families import STEPS as _ALL_STEPS
+from .key_cues import _trigrams
 from .library import FAMILIES, baseline_difficulty, build_problem, eligible_families
 from .model import Choice, Problem, Steps
 from .values import format_value
@@ -75,6 +78,9 @@ HUB, LEAF = 1, 2
 MAX_FLAWS = 2
 #: rounds of :data:`~.balance.PROBLEMS_PER_ITEM` problems drawn to meet an item's target
 ROUNDS = 12
+#: ... while the best candidate's cost exceeds the ideal by more than this (2: one margin one
+#: count off, which the next items of the family make up)
+SLACK = 2.0
 _MAX_DRAWS = 2000
 LETTERS = ("A", "B", "C", "D")
 
@@ -120,14 +126,16 @@ def _differ(a: Choice, b: Choice) -> int:
 class Candidate:
     """The hub items of one problem: ``options[k]`` the four malgorithms of item ``k`` (the key's
     first, then the hub's if it is not the key), ``role[k]`` :data:`HUB` or :data:`LEAF`,
-    ``value_rank[k]`` the key's rank among the four values (1 = smallest) and ``delta[k]`` its
-    surface imbalance (:func:`~.balance.imbalance`)."""
+    ``value_rank[k]`` the key's rank among the four values (1 = smallest), ``central[k]`` its
+    rationale's rank in centrality (1 = the most similar to the other three, character 3-gram
+    Jaccard) and ``delta[k]`` its surface imbalance (:func:`~.balance.imbalance`)."""
 
     problem: Problem
     choices: list[Choice]
     options: np.ndarray
     role: np.ndarray
     value_rank: np.ndarray
+    central: np.ndarray
     delta: np.ndarray
 
 
@@ -179,7 +187,11 @@ def candidates(problem: Problem) -> Candidate | None:
                     for v, t in zip(values, texts, strict=True)], dtype=float)  # fmt: skip
     vals = np.array([float(v) for v in values])[opts]
     rank = 1 + (vals[:, 1:] < vals[:, :1]).sum(axis=1)
-    return Candidate(problem, choices, opts, role, rank, balance.imbalance(raw[opts]))
+    grams = [_trigrams(t) for t in texts]
+    sim = np.array([[len(a & b) / max(1, len(a | b)) for b in grams] for a in grams])
+    summed = sim[opts[:, :, None], opts[:, None, :]].sum(axis=2)  # [k, 4]
+    central = 1 + (summed[:, 1:] > summed[:, :1] + 1e-12).sum(axis=1)
+    return Candidate(problem, choices, opts, role, rank, central, balance.imbalance(raw[opts]))
 
 
 def _draw(family: str, grade: int, rng: np.random.Generator) -> list[Candidate]:
@@ -199,31 +211,38 @@ def _draw(family: str, grade: int, rng: np.random.Generator) -> list[Candidate]:
 
 class Deficit:
     """How far a family's items so far are from the targets - the key's value rank each of 1-4
-    a quarter of the time, the key the hub a quarter of the time - and the cost of a next item
-    with rank ``r`` and role ``h`` (herding on the one-hot counts: the squared distance of the
-    counts after it from their targets), so that where a family's rules never give some rank
-    with some role the other combinations make up for it and both margins stay even."""
+    a quarter of the time, its rationale's centrality rank likewise, and the key the hub a
+    quarter of the time - and the cost of a next item with value rank ``r``, centrality rank
+    ``c`` and role ``h`` (herding on the one-hot counts: the squared distance of the counts after
+    it from their targets), so that where a family's rules never give some combination the
+    others make up for it and every margin stays even."""
 
     def __init__(self) -> None:
         self.items = 0
         self.ranks = np.zeros(4)
+        self.central = np.zeros(4)
         self.hubs = 0.0
 
-    def cost(self, rank: np.ndarray, role: np.ndarray) -> np.ndarray:
+    def cost(self, rank: np.ndarray, central: np.ndarray, role: np.ndarray) -> np.ndarray:
         t = (self.items + 1) / 4
-        after = self.ranks[None, :] + (np.arange(1, 5)[None, :] == rank[:, None])
+        four = np.arange(1, 5)[None, :]
+        after = self.ranks[None, :] + (four == rank[:, None])
+        near = self.central[None, :] + (four == central[:, None])
         hubs = self.hubs + (role == HUB)
-        return (
-            ((after - t) ** 2).sum(axis=1) + (hubs - t) ** 2 + (self.items + 1 - hubs - 3 * t) ** 2
-        )
+        leaves = self.items + 1 - hubs
+        return (((after - t) ** 2).sum(axis=1) + ((near - t) ** 2).sum(axis=1)
+                + (hubs - t) ** 2 + (leaves - 3 * t) ** 2)  # fmt: skip
 
     def ideal(self) -> float:
-        r = np.repeat(np.arange(1, 5), 2)
-        return float(self.cost(r, np.tile([HUB, LEAF], 4)).min())
+        """The least cost any next item could have."""
+        grid = np.meshgrid(np.arange(1, 5), np.arange(1, 5), [HUB, LEAF])
+        r, c, h = (g.ravel() for g in grid)
+        return float(self.cost(r, c, h).min())
 
-    def add(self, rank: int, role: int) -> None:
+    def add(self, rank: int, central: int, role: int) -> None:
         self.items += 1
         self.ranks[rank - 1] += 1
+        self.central[central - 1] += 1
         self.hubs += role == HUB
 
 
@@ -234,24 +253,24 @@ def _choose(
     balancer: balance.Balancer,
     deficit: Deficit,
 ) -> tuple[Problem, list[Choice]]:
-    """The next item of ``family``: among the candidates whose key's value rank and role cost
-    least (:class:`Deficit`; problems drawn in up to :data:`ROUNDS` rounds while none reaches
-    the ideal), the one the balancer picks.  Returns the problem and the four malgorithms (key
+    """The next item of ``family``: among the candidates whose key's ranks and role cost least
+    (:class:`Deficit`; problems drawn in up to :data:`ROUNDS` rounds while none comes within
+    :data:`SLACK` of the ideal), the one the balancer picks.  Returns the problem and the four malgorithms (key
     first)."""
     pool: list[Candidate] = []
     ideal = deficit.ideal()
     for _ in range(ROUNDS):
         pool += _draw(family, grade, rng)
-        costs = [deficit.cost(c.value_rank, c.role) for c in pool]
+        costs = [deficit.cost(c.value_rank, c.central, c.role) for c in pool]
         best = min(float(c.min()) for c in costs)
-        if best <= ideal + 1e-9:
+        if best <= ideal + SLACK:
             break
     keep = [np.flatnonzero(c <= best + 1e-9) for c in costs]
     deltas = np.concatenate([c.delta[k] for c, k in zip(pool, keep, strict=True)])
     j = balancer.choose(family, deltas, rng)
     for cand, k in zip(pool, keep, strict=True):
         if j < len(k):
-            deficit.add(int(cand.value_rank[k[j]]), int(cand.role[k[j]]))
+            deficit.add(int(cand.value_rank[k[j]]), int(cand.central[k[j]]), int(cand.role[k[j]]))
             return cand.problem, [cand.choices[i] for i in cand.options[k[j]]]
         j -= len(k)
     raise AssertionError("unreachable")  # pragma: no cover
