@@ -179,3 +179,16 @@ def test_bad_mode_and_families_without_steps():
         generate_items(4, seed=1, adversarial="star")
     with pytest.raises(ValueError, match="hub items exist for"):
         generate_items(4, seed=1, adversarial="hub", contents=["Data Analysis"])
+
+
+def test_a_composed_distractor_is_held_by_a_student_holding_both_rules():
+    from edueval.misconceptions import ResponseModel, Student, choice_probabilities
+
+    item = {"answer": "A", "difficulty": 0.5, "malrule_A": "", "malrule_B": "square_as_double",
+            "malrule_C": "square_as_double+left_to_right", "malrule_D": "left_to_right"}  # fmt: skip
+    model = ResponseModel(p_rule=0.8)
+    one = choice_probabilities(Student("s", 0.5, ("square_as_double",)), item, model)
+    assert one["B"] == pytest.approx(0.8 + 0.2 * 0.5 / 3)  # only the one-flaw distractor
+    both = Student("t", 0.5, ("square_as_double", "left_to_right"))
+    p = choice_probabilities(both, item, model)  # three held distractors, 0.8 shared
+    assert p["B"] == p["C"] == p["D"] == pytest.approx(0.8 / 3 + 0.2 * 0.5 / 3)

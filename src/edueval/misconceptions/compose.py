@@ -47,7 +47,6 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from . import balance
 from .families import STEPS as _ALL_STEPS
@@ -277,9 +276,8 @@ def _choose(
 
 
 def _row(problem: Problem, options: list[Choice], rng: np.random.Generator, item_id: str) -> dict:
-    """The four malgorithms (key first) at seeded positions, as a row of ITEM_COLUMNS."""
-    from .items import ITEM_COLUMNS
-
+    """The four malgorithms (key first) at seeded positions, as a row of
+    :data:`~.items.ITEM_COLUMNS`."""
     kind = FAMILIES[problem.family].kind
     order = rng.permutation(4)
     row: dict[str, Any] = {"id": item_id, "question": problem.question}
@@ -295,7 +293,7 @@ def _row(problem: Problem, options: list[Choice], rng: np.random.Generator, item
     row.update(grade=problem.grade, content=problem.content, dok=problem.dok,
                family=problem.family, difficulty=problem.difficulty,
                params=json.dumps(problem.params, sort_keys=True))  # fmt: skip
-    return {c: row[c] for c in ITEM_COLUMNS}
+    return row
 
 
 def hub_families(grades: list[int] | None = None, contents: list[str] | None = None) -> list[str]:
@@ -305,10 +303,11 @@ def hub_families(grades: list[int] | None = None, contents: list[str] | None = N
 
 def generate(
     n: int, seed: int, grades: list[int] | None = None, contents: list[str] | None = None
-) -> pd.DataFrame:
-    """``n`` seeded hub items (see the module docstring) of the families in :data:`STEPS`,
-    families dealt in seeded rounds as in plain generation; item ``i`` has its own random
-    stream, so the first ``k`` items of ``n`` are the ``k`` items."""
+) -> list[dict[str, Any]]:
+    """``n`` seeded hub items (see the module docstring; one dict of
+    :data:`~.items.ITEM_COLUMNS` each) of the families in :data:`STEPS`, families dealt in seeded
+    rounds as in plain generation; item ``i`` has its own random stream, so the first ``k`` items
+    of ``n`` are the ``k`` items."""
     fams = hub_families(grades, contents)
     if not fams:
         raise ValueError(
@@ -332,6 +331,4 @@ def generate(
         difficulty = round(baseline_difficulty(fam.id, grade) + rng.normal(0.0, 0.3), 3)
         problem = build_problem(fam.id, problem.params, grade, difficulty)
         rows.append(_row(problem, options, rng, f"mal{i + 1:0{width}d}"))
-    from .items import ITEM_COLUMNS
-
-    return pd.DataFrame(rows, columns=ITEM_COLUMNS)
+    return rows

@@ -238,7 +238,7 @@ def generate_items(
     if adversarial == "hub":
         from . import compose
 
-        return compose.generate(n, seed, grades, contents)
+        return pd.DataFrame(compose.generate(n, seed, grades, contents), columns=ITEM_COLUMNS)
     if adversarial not in (True, False):
         raise ValueError(f"adversarial must be True, False or 'hub', got {adversarial!r}")
     if not adversarial:
