@@ -50,7 +50,7 @@ import numpy as np
 
 from . import balance
 from .families import STEPS as _ALL_STEPS
-from .key_cues import _trigrams
+from .key_cues import char_similarity
 from .library import FAMILIES, baseline_difficulty, build_problem, eligible_families
 from .model import Choice, Problem, Steps
 from .values import format_value
@@ -80,6 +80,9 @@ ROUNDS = 12
 #: ... while the best candidate's cost exceeds the ideal by more than this (2: one margin one
 #: count off, which the next items of the family make up)
 SLACK = 2.0
+#: at most this many of the candidates meeting the value rank and role are measured for the
+#: key's rationale centrality (character similarity is slow)
+CENTRAL_CAP = 24
 _MAX_DRAWS = 2000
 LETTERS = ("A", "B", "C", "D")
 
@@ -125,17 +128,17 @@ def _differ(a: Choice, b: Choice) -> int:
 class Candidate:
     """The hub items of one problem: ``options[k]`` the four malgorithms of item ``k`` (the key's
     first, then the hub's if it is not the key), ``role[k]`` :data:`HUB` or :data:`LEAF`,
-    ``value_rank[k]`` the key's rank among the four values (1 = smallest), ``central[k]`` its
-    rationale's rank in centrality (1 = the most similar to the other three, character 3-gram
-    Jaccard) and ``delta[k]`` its surface imbalance (:func:`~.balance.imbalance`)."""
+    ``value_rank[k]`` the key's rank among the four values (1 = smallest) and ``delta[k]`` its
+    surface imbalance (:func:`~.balance.imbalance`); ``texts[i]`` is the rationale of
+    ``choices[i]``."""
 
     problem: Problem
     choices: list[Choice]
     options: np.ndarray
     role: np.ndarray
     value_rank: np.ndarray
-    central: np.ndarray
     delta: np.ndarray
+    texts: list[str]
 
 
 def _shapes(choices: list[Choice]) -> tuple[list[tuple[int, int, int, int]], list[int]]:
@@ -186,11 +189,7 @@ def candidates(problem: Problem) -> Candidate | None:
                     for v, t in zip(values, texts, strict=True)], dtype=float)  # fmt: skip
     vals = np.array([float(v) for v in values])[opts]
     rank = 1 + (vals[:, 1:] < vals[:, :1]).sum(axis=1)
-    grams = [_trigrams(t) for t in texts]
-    sim = np.array([[len(a & b) / max(1, len(a | b)) for b in grams] for a in grams])
-    summed = sim[opts[:, :, None], opts[:, None, :]].sum(axis=2)  # [k, 4]
-    central = 1 + (summed[:, 1:] > summed[:, :1] + 1e-12).sum(axis=1)
-    return Candidate(problem, choices, opts, role, rank, central, balance.imbalance(raw[opts]))
+    return Candidate(problem, choices, opts, role, rank, balance.imbalance(raw[opts]), texts)
 
 
 def _draw(family: str, grade: int, rng: np.random.Generator) -> list[Candidate]:
@@ -222,23 +221,26 @@ class Deficit:
         self.central = np.zeros(4)
         self.hubs = 0.0
 
-    def cost(self, rank: np.ndarray, central: np.ndarray, role: np.ndarray) -> np.ndarray:
+    def cost(
+        self, rank: np.ndarray, role: np.ndarray, central: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The cost of each candidate (without the centrality term when ``central`` is None)."""
         t = (self.items + 1) / 4
         four = np.arange(1, 5)[None, :]
         after = self.ranks[None, :] + (four == rank[:, None])
-        near = self.central[None, :] + (four == central[:, None])
         hubs = self.hubs + (role == HUB)
         leaves = self.items + 1 - hubs
-        return (((after - t) ** 2).sum(axis=1) + ((near - t) ** 2).sum(axis=1)
-                + (hubs - t) ** 2 + (leaves - 3 * t) ** 2)  # fmt: skip
+        out = ((after - t) ** 2).sum(axis=1) + (hubs - t) ** 2 + (leaves - 3 * t) ** 2
+        if central is not None:
+            out = out + ((self.central[None, :] + (four == central[:, None]) - t) ** 2).sum(axis=1)
+        return out
 
     def ideal(self) -> float:
-        """The least cost any next item could have."""
-        grid = np.meshgrid(np.arange(1, 5), np.arange(1, 5), [HUB, LEAF])
-        r, c, h = (g.ravel() for g in grid)
-        return float(self.cost(r, c, h).min())
+        """The least cost (without centrality) any next item could have."""
+        r, h = np.repeat(np.arange(1, 5), 2), np.tile([HUB, LEAF], 4)
+        return float(self.cost(r, h).min())
 
-    def add(self, rank: int, central: int, role: int) -> None:
+    def add(self, rank: int, role: int, central: int) -> None:
         self.items += 1
         self.ranks[rank - 1] += 1
         self.central[central - 1] += 1
@@ -252,27 +254,52 @@ def _choose(
     balancer: balance.Balancer,
     deficit: Deficit,
 ) -> tuple[Problem, list[Choice]]:
-    """The next item of ``family``: among the candidates whose key's ranks and role cost least
+    """The next item of ``family``: the candidates whose key's value rank and role cost least
     (:class:`Deficit`; problems drawn in up to :data:`ROUNDS` rounds while none comes within
-    :data:`SLACK` of the ideal), the one the balancer picks.  Returns the problem and the four malgorithms (key
+    :data:`SLACK` of the ideal), at most :data:`CENTRAL_CAP` of them measured for the key's
+    rationale centrality, those of least cost with it, and among them the one the balancer
+    picks.  Returns the problem and the four malgorithms (key
     first)."""
     pool: list[Candidate] = []
     ideal = deficit.ideal()
     for _ in range(ROUNDS):
         pool += _draw(family, grade, rng)
-        costs = [deficit.cost(c.value_rank, c.central, c.role) for c in pool]
+        costs = [deficit.cost(c.value_rank, c.role) for c in pool]
         best = min(float(c.min()) for c in costs)
         if best <= ideal + SLACK:
             break
-    keep = [np.flatnonzero(c <= best + 1e-9) for c in costs]
-    deltas = np.concatenate([c.delta[k] for c, k in zip(pool, keep, strict=True)])
-    j = balancer.choose(family, deltas, rng)
-    for cand, k in zip(pool, keep, strict=True):
-        if j < len(k):
-            deficit.add(int(cand.value_rank[k[j]]), int(cand.central[k[j]]), int(cand.role[k[j]]))
-            return cand.problem, [cand.choices[i] for i in cand.options[k[j]]]
-        j -= len(k)
-    raise AssertionError("unreachable")  # pragma: no cover
+    flat = [
+        (p, int(k)) for p, cost in enumerate(costs) for k in np.flatnonzero(cost <= best + 1e-9)
+    ]
+    if len(flat) > CENTRAL_CAP:
+        flat = [flat[int(i)] for i in np.sort(rng.choice(len(flat), CENTRAL_CAP, replace=False))]
+    memo: dict[tuple[int, int, int], float] = {}
+    central = np.array([_central_rank(pool[p], p, k, memo) for p, k in flat])
+    rank = np.array([pool[p].value_rank[k] for p, k in flat])
+    role = np.array([pool[p].role[k] for p, k in flat])
+    full = deficit.cost(rank, role, central)
+    keep = np.flatnonzero(full <= full.min() + 1e-9)
+    deltas = np.array([pool[flat[i][0]].delta[flat[i][1]] for i in keep])
+    j = int(keep[balancer.choose(family, deltas, rng)])
+    cand, k = pool[flat[j][0]], flat[j][1]
+    deficit.add(int(rank[j]), int(role[j]), int(central[j]))
+    return cand.problem, [cand.choices[i] for i in cand.options[k]]
+
+
+def _central_rank(cand: Candidate, p: int, k: int, memo: dict[tuple[int, int, int], float]) -> int:
+    """The key's rationale's rank in centrality in item ``k`` of ``cand`` (problem ``p`` of the
+    pool; ``memo`` keeps the similarities measured): 1 + how many of the other three have a
+    larger summed character similarity (difflib, as ``malalgo audit``) to the rest."""
+    opts = [int(i) for i in cand.options[k]]
+    sim = np.zeros((4, 4))
+    for a in range(4):
+        for b in range(a + 1, 4):
+            pair = (p, min(opts[a], opts[b]), max(opts[a], opts[b]))
+            if pair not in memo:
+                memo[pair] = char_similarity(cand.texts[pair[1]], cand.texts[pair[2]])
+            sim[a, b] = sim[b, a] = memo[pair]
+    total = sim.sum(axis=1)
+    return 1 + int((total[1:] > total[0] + 1e-12).sum())
 
 
 def _row(problem: Problem, options: list[Choice], rng: np.random.Generator, item_id: str) -> dict:
