@@ -8,6 +8,13 @@ filter never trained against: a random forest on TF-IDF character 2-4-grams of e
 
     PYTHONPATH=src python benchmarks/malalgo_adversarial.py --n 1000 --seeds 101 202 303
 
+``--modes hub`` audits hub items (``generate_items(..., adversarial="hub")``,
+:mod:`edueval.misconceptions.compose`); ``--by-family`` prints, for every mode, each reader's
+share by family with Wilson intervals, the key's value rank by family, and the flagged cues::
+
+    PYTHONPATH=src python benchmarks/malalgo_adversarial.py --n 3000 --seeds 404 505 606 \
+        --modes plain hub --by-family
+
 ``--pool N`` instead: draw N items with target ranks (no filter) and print the most-central
 rationale rate, the key's value rank by family, and the filter's held-out accuracies round by
 round when it runs its full :data:`~edueval.misconceptions.adversarial.ROUNDS` rounds::
@@ -84,6 +91,29 @@ def summarise(res, items: pd.DataFrame, seed: int) -> dict:
     return out
 
 
+MODES = {"plain": False, "adversarial": True, "hub": "hub"}
+
+
+def by_family(res, seed: int, mode: str) -> None:
+    """One JSON line per family: each reader's share [Wilson 95%], the key's value rank counts
+    and Holm-adjusted p-value; then the audit's flagged cues and models."""
+    learned = res.learned
+    for fam in learned["family"].unique():
+        rec: dict = {"seed": seed, "mode": mode, "family": fam}
+        for r in learned[learned["family"] == fam].to_dict("records"):
+            rec["n"] = r["n"]
+            rec[r["reader"]] = f"{r['share']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        vr = res.value_rank[res.value_rank["family"] == fam].iloc[0]
+        rec["value rank 1-4"] = [int(vr[f"rank {k}"]) for k in range(1, 5)]
+        rec["value rank p (Holm)"] = round(float(vr["p_holm"]), 4)
+        print(json.dumps(rec), flush=True)
+    both = pd.concat([res.cues, res.models])
+    flagged = both[both["flagged"]]
+    print(json.dumps({"seed": seed, "mode": mode, "audit flags": [
+        f"{r['cue']} {r['share']:.3f} ({r['direction']})" for r in flagged.to_dict("records")
+    ]}), flush=True)  # fmt: skip
+
+
 def pool_history(size: int, seed: int) -> None:
     from edueval.misconceptions import adversarial, items
     from edueval.misconceptions.key_cues import within_rank
@@ -109,6 +139,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[101, 202, 303])
     ap.add_argument("--modes", nargs="+", default=["plain", "adversarial"])
     ap.add_argument("--pool", type=int, default=0)
+    ap.add_argument("--by-family", action="store_true")
     args = ap.parse_args()
     if args.pool:
         for seed in args.seeds:
@@ -117,7 +148,7 @@ def main() -> None:
     for seed in args.seeds:
         for mode in args.modes:
             t = time.perf_counter()
-            items = generate_items(args.n, seed=seed, adversarial=mode == "adversarial")
+            items = generate_items(args.n, seed=seed, adversarial=MODES[mode])
             gen_s = time.perf_counter() - t
             t = time.perf_counter()
             res = audit_key_cues(normalise_questions(items), folds=5, seed=1)
@@ -125,7 +156,9 @@ def main() -> None:
             rec = {"seed": seed, "mode": mode, "n": len(items), "generate_s": round(gen_s, 1),
                    "audit_s": round(audit_s, 1), **summarise(res, items, seed)}  # fmt: skip
             print(json.dumps(rec), flush=True)
-            if mode == "adversarial":
+            if args.by_family:
+                by_family(res, seed, mode)
+            elif mode == "adversarial":
                 print(res.learned[res.learned["reader"] == "tree ensemble: all"]
                       .to_string(index=False), flush=True)  # fmt: skip
                 print(res.value_rank.to_string(index=False), flush=True)

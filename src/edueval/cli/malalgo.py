@@ -60,19 +60,32 @@ def generate(
             "cross-validated models solve from per-choice features (AFLite); slower.",
         ),
     ] = False,
+    hub: Annotated[
+        bool,
+        typer.Option(
+            "--hub",
+            help="Build each item around a hub drawn among its four options (one- and two-flaw "
+            "malgorithms), so the key is the option the others resemble a quarter of the time; "
+            "only the families whose procedures are written as steps.",
+        ),
+    ] = False,
     seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """A MalAlgoQA-format question set built from the mal-rule library (questions.csv)."""
+    from ..io import InputError
     from ..malalgo.pipeline import generate_run
 
+    if hub and adversarial:
+        raise InputError("--hub and --adversarial are two ways of drawing items; give one")
     check_memory(n * QUESTION_BYTES, ("--n", n))
     path = out_dir(out, "malalgo generate", overwrite, inputs=())
     res = generate_run(
-        path, n=n, seed=seed, grades=grade, contents=content, adversarial=adversarial
-    )
+        path, n=n, seed=seed, grades=grade, contents=content,
+        adversarial="hub" if hub else adversarial,
+    )  # fmt: skip
     say(f"{res['n_questions']} questions from {res['malrules_used']} mal-rules")
     done(path, json=json_out)
 

@@ -39,10 +39,11 @@ def generate_run(
     seed: int,
     grades: list[int] | None = None,
     contents: list[str] | None = None,
-    adversarial: bool = False,
+    adversarial: bool | str = False,
 ) -> dict:
     """A license-clean MalAlgoQA-format question set built from the mal-rule library
-    (``adversarial``: filtered against learned key cues, issue 34)."""
+    (``adversarial``: filtered against learned key cues, or ``"hub"``: items built around a hub,
+    issue 34)."""
     from ..misconceptions import generate_items
 
     if n < 1:
@@ -69,8 +70,14 @@ def generate_run(
     results = {
         "n_questions": n,
         "contents": items["content"].value_counts().to_dict(),
-        "malrules_used": int(
-            pd.unique(items[[f"malrule_{x}" for x in LETTERS]].to_numpy().ravel()).size - 1
+        # a composed distractor (hub items) names its rules joined by "+"
+        "malrules_used": len(
+            {
+                r
+                for v in items[[f"malrule_{x}" for x in LETTERS]].to_numpy().ravel()
+                for r in str(v).split("+")
+                if r
+            }
         ),
     }
     run.finish(results, rep.render())

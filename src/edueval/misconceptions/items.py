@@ -204,7 +204,7 @@ def generate_items(
     seed: int | None = SEED,
     grades: Iterable[int] | None = None,
     contents: Iterable[str] | None = None,
-    adversarial: bool = False,
+    adversarial: bool | str = False,
 ) -> pd.DataFrame:
     """``n`` seeded MalAlgoQA-format items (one row each, columns :data:`ITEM_COLUMNS`).
 
@@ -224,12 +224,23 @@ def generate_items(
     within every family the key's value rank is each of 1-4 equally often
     (:func:`~.adversarial.select_balanced`). Reproducible bit for bit; no prefix property; ids
     are renumbered in the order kept.
+
+    ``adversarial="hub"`` (``malalgo generate --hub``; issue 34) builds each item around a hub
+    drawn among its four options, the distractors being one- and two-flaw malgorithms
+    (:mod:`.compose`), so that the key is the option the others resemble a quarter of the time;
+    only the families whose procedures are written as steps (:data:`~.compose.STEPS`).
     """
     if n < 0:
         raise ValueError("n must be >= 0")
     grades = None if grades is None else [int(g) for g in grades]
     contents = None if contents is None else list(contents)
     seed = DEFAULT_SEED if seed is None else int(seed)
+    if adversarial == "hub":
+        from . import compose
+
+        return pd.DataFrame(compose.generate(n, seed, grades, contents), columns=ITEM_COLUMNS)
+    if adversarial not in (True, False):
+        raise ValueError(f"adversarial must be True, False or 'hub', got {adversarial!r}")
     if not adversarial:
         return _generate(n, seed, grades, contents, targeted=False)
     return _adversarial(n, seed, grades, contents)

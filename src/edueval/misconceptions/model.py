@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CONTENTS", "Family", "MalRule", "Params", "Problem", "RuleImpl"]
+__all__ = ["CONTENTS", "Choice", "Family", "MalRule", "Params", "Problem", "RuleImpl", "Steps"]
 
 #: Content classifications of MalAlgoQA's math set (the paper's Table 3).
 CONTENTS = (
@@ -52,6 +52,30 @@ class RuleImpl:
 
     answer: Callable[[Params], Fraction | int | None]
     explain: Callable[[Params], str]
+
+
+#: One way of doing each step of a family's procedure (:class:`Steps`): ``None`` the correct way,
+#: otherwise the mal-rule whose flawed version of that step is used.
+Choice = tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
+class Steps:
+    """A family's correct procedure as a sequence of steps, each of which a mal-rule may replace
+    by its flawed version (:mod:`.compose`).
+
+    ``steps[s]`` names the mal-rules that act on step ``s`` (each rule on one step only);
+    ``answer(params, choice)`` runs the procedure with ``choice[s]`` for step ``s`` (``None``: the
+    correct step) and ``explain(params, choice)`` writes its reasoning from the family's template,
+    without the final result.  With one flawed step they are the rule's :class:`RuleImpl`; with
+    several they compose the rules into one malgorithm (a student holding several bugs at once).
+    ``answer`` is ``None`` where a combination has no meaning.
+    """
+
+    family: str
+    steps: tuple[tuple[str, ...], ...]
+    answer: Callable[[Params, Choice], Fraction | int | None]
+    explain: Callable[[Params, Choice], str]
 
 
 @dataclass(frozen=True)

@@ -140,14 +140,16 @@ def _held_matrix(
 ) -> np.ndarray:
     """``held[i, j]``: distractor ``j`` is one that student ``i``'s mal-rules lead to.
 
-    By label (``malrule_X`` is a rule the student holds) or, given the ``problem``, by value (the
+    By label (``malrule_X`` is a rule the student holds, or rules joined by ``+`` that the student
+    all holds) or, given the ``problem``, by value (the
     choice equals the answer of a rule the student holds that errs on the problem) - for choices
     written outside the library, such as P5's AI and human distractors.
     """
     if problem is None:
-        rules = [_rule_of(item, x) for x in LETTERS]
+        # a composed distractor (hub items: "rule_a+rule_b") is held by a student holding each
+        rules = [set(_rule_of(item, x).split("+")) - {""} for x in LETTERS]
         rows = [
-            [j != key and r != "" and r in s.malrules for j, r in enumerate(rules)]
+            [j != key and bool(r) and r <= set(s.malrules) for j, r in enumerate(rules)]
             for s in students
         ]
     else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model import Family
+from ..model import Family, Steps
 from . import data, decimals, expressions, fraction_ops, geometry, percents, whole_numbers
 
 ALL: tuple[Family, ...] = (
@@ -15,4 +15,7 @@ ALL: tuple[Family, ...] = (
     *data.FAMILIES,
 )
 
-__all__ = ["ALL"]
+#: the families whose procedure is written as steps, so that mal-rules compose (:mod:`..compose`)
+STEPS: tuple[Steps, ...] = (*whole_numbers.STEPS, *expressions.STEPS, *geometry.STEPS)
+
+__all__ = ["ALL", "STEPS"]

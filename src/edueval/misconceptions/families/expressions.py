@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..model import Family, Params, RuleImpl
+from ..model import Choice, Family, Params, RuleImpl, Steps
 from ._util import pick
 
 # --- order of operations: a − b × c + d -----------------------------------------------------------
@@ -378,6 +378,120 @@ LINEAR = Family(
     difficulty=0.5,
 )
 
-FAMILIES = (ORDER_OF_OPERATIONS, QUADRATIC, DISTRIBUTIVE, LINEAR)
+# --- the procedures as steps (:mod:`..compose`) ----------------------------------------------------
 
-__all__ = ["FAMILIES"]
+
+def _quad_first(p: Params, rule: str | None) -> tuple[int, str] | None:
+    """The first term ``k·n²`` (value, text) under the squaring step's ``rule``."""
+    n, k = p["n"], _k(p)
+    if rule is None:
+        return k * n * n, f"({_kx(p, f'{n} × {n}')})"
+    if rule == "square_as_double":
+        return k * 2 * n, f"({_kx(p, f'2 × {n}')})"
+    if rule == "drop_exponent":
+        return k * n, _kx(p, f"{n}")
+    if k == 1:  # square_the_coefficient: there is no coefficient to square
+        return None
+    return (k * n) ** 2, f"({k} × {n}) × ({k} × {n})"
+
+
+def _quad_steps(p: Params, c: Choice) -> tuple[int, str] | None:
+    """``k·x² + a·x`` at ``x = n``: the squared term (step 0), then the ``a·x`` term and the sum
+    (step 1)."""
+    first = _quad_first(p, c[0])
+    if first is None:
+        return None
+    (t, text), a, n = first, p["a"], p["n"]
+    if c[1] is None:
+        return t + a * n, f"{text} + ({a} × {n})"
+    if c[1] == "concatenate_coefficient":
+        return t + 10 * a + n, f"{text} + {a}{n}"
+    if c[1] == "coefficient_as_addend":
+        return t + a + n, f"{text} + ({a} + {n})"
+    return (t + a) * n, f"({text} + {a}) × {n}"  # left_to_right
+
+
+QUADRATIC_STEPS = Steps(
+    family="evaluate_quadratic",
+    steps=(
+        ("square_as_double", "drop_exponent", "square_the_coefficient"),
+        ("concatenate_coefficient", "coefficient_as_addend", "left_to_right"),
+    ),
+    answer=lambda p, c: None if (r := _quad_steps(p, c)) is None else r[0],
+    explain=lambda p, c: _grouped("" if (r := _quad_steps(p, c)) is None else r[1]),
+)
+
+
+def _dist_steps(p: Params, c: Choice) -> tuple[int, str] | None:
+    """``a(b·x + c)`` at ``x = n``: the term ``b·x`` (step 0), then the factor ``a`` and the
+    grouping (step 1; adding before multiplying and multiplying everything regroup ``b·x``
+    itself, so they do not compose with a flawed term)."""
+    a, b, cc, n = p["a"], p["b"], p["c"], p["n"]
+    inner = {
+        None: (b * n, f"{b} × {n}"),
+        "concatenate_coefficient": (10 * b + n, f"{b}{n}"),
+        "coefficient_as_addend": (b + n, f"{b} + {n}"),
+    }
+    t, text = inner[c[0]]
+    if c[1] in ("add_before_multiply", "multiply_all_numbers"):
+        if c[0] is not None:  # both regroup the term b·x itself
+            return None
+        if c[1] == "add_before_multiply":
+            return a * b * (n + cc), f"{a} × ({b} × ({n} + {cc}))"
+        return a * b * n * cc, f"{a} × {b} × {n} × {cc}"
+    if c[1] is None:
+        return a * (t + cc), f"{a} × ({text} + {cc})"
+    if c[1] == "drop_the_factor":
+        return t + cc, f"({text}) + {cc}"
+    if c[0] == "coefficient_as_addend":  # "a × b + n": which term is the first is unclear
+        return None
+    return a * t + cc, f"({a} × {text}) + {cc}"  # distribute_first_only
+
+
+DISTRIBUTIVE_STEPS = Steps(
+    family="distributive_evaluate",
+    steps=(
+        ("concatenate_coefficient", "coefficient_as_addend"),
+        ("distribute_first_only", "drop_the_factor", "add_before_multiply", "multiply_all_numbers"),
+    ),
+    answer=lambda p, c: None if (r := _dist_steps(p, c)) is None else r[0],
+    explain=lambda p, c: _grouped("" if (r := _dist_steps(p, c)) is None else r[1]),
+)
+
+
+def _lin_steps(p: Params, c: Choice) -> tuple[Fraction, str] | None:
+    """``a·x ± b = c``: undo the constant (step 0), then the coefficient (step 1)."""
+    a, b, cc = p["a"], p["b"], p["c"]
+    if c[0] is None:
+        rest, text = Fraction(_lin_rest(p)), f"({cc} {_undo(p)} {b})"
+    elif c[0] == "move_term_no_sign_change":
+        rest, text = Fraction(cc + b if p["plus"] else cc - b), f"({cc} {_same(p)} {b})"
+    elif p["plus"]:  # subtract_in_reverse_order
+        rest, text = Fraction(b - cc), f"({b} − {cc})"
+    else:
+        return None
+    if c[1] is None:
+        return rest / a, f"{text} ÷ {a}"
+    if c[1] == "coefficient_as_addend":
+        return rest - a, f"{text} − {a}"
+    if c[1] == "multiply_instead_of_divide":
+        return rest * a, f"{text} × {a}"
+    if rest == 0:  # divide_the_wrong_way
+        return None
+    return Fraction(a) / rest, f"{a} ÷ {text}"
+
+
+LINEAR_STEPS = Steps(
+    family="linear_equation",
+    steps=(
+        ("move_term_no_sign_change", "subtract_in_reverse_order"),
+        ("coefficient_as_addend", "multiply_instead_of_divide", "divide_the_wrong_way"),
+    ),
+    answer=lambda p, c: None if (r := _lin_steps(p, c)) is None else r[0],
+    explain=lambda p, c: _grouped("" if (r := _lin_steps(p, c)) is None else r[1], p["var"]),
+)
+
+FAMILIES = (ORDER_OF_OPERATIONS, QUADRATIC, DISTRIBUTIVE, LINEAR)
+STEPS = (QUADRATIC_STEPS, DISTRIBUTIVE_STEPS, LINEAR_STEPS)
+
+__all__ = ["FAMILIES", "STEPS"]

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..model import Family, Params, RuleImpl
+from ..model import Choice, Family, Params, RuleImpl, Steps
 from ._util import pick, txt
 
 _UNITS = ("cm", "m", "in", "ft")
@@ -297,6 +297,74 @@ BOX = Family(
     difficulty=-0.4,
 )
 
-FAMILIES = (RIGHT_TRIANGLE, CIRCLE, BOX)
+# --- the procedures as steps (:mod:`..compose`) ----------------------------------------------------
 
-__all__ = ["FAMILIES"]
+
+def _circ_compose(p: Params, c: Choice) -> tuple[Fraction, str] | None:
+    """The radius (step 0: halve a diameter, or use the diameter itself) and the formula applied
+    to it (step 1)."""
+    formulas = {
+        None: (lambda r: r * r, lambda r: f"π × {r} × {r}"),
+        "perimeter_area_confusion": (lambda r: 2 * r, lambda r: f"2 × π × {r}"),
+        "drop_exponent": (lambda r: r, lambda r: f"π × {r}"),
+        "mix_circle_formulas": (lambda r: 2 * r * r, lambda r: f"2 × π × {r} × {r}"),
+        "cube_the_radius": (lambda r: r * r * r, lambda r: f"π × {r} × {r} × {r}"),
+    }
+    value, expr = formulas[c[1]]
+    if c[0] == "square_the_diameter":
+        d = 2 * _radius(p)
+        return value(d), f"Take d = {txt(d)}, and compute {expr(txt(d))}."
+    halve = _halve(p) if c[0] is None else not _halve(p)
+    r = Fraction(p["size"], 2) if halve else Fraction(p["size"])
+    return value(r), _circ_steps(p, halve, expr)
+
+
+CIRCLE_STEPS = Steps(
+    family="circle_area",
+    steps=(
+        ("radius_diameter_swap", "square_the_diameter"),
+        ("perimeter_area_confusion", "drop_exponent", "mix_circle_formulas", "cube_the_radius"),
+    ),
+    answer=lambda p, c: None if (r := _circ_compose(p, c)) is None else r[0],
+    explain=lambda p, c: "" if (r := _circ_compose(p, c)) is None else r[1],
+)
+
+
+def _box_compose(p: Params, c: Choice) -> tuple[int, str] | None:
+    """The edges used (step 0: all three, the longest three times, or the base's two) and how
+    they are combined (step 1)."""
+    ln, wd, ht = p["length"], p["width"], p["height"]
+    if c[0] == "treat_as_cube":
+        e = max(ln, wd, ht)
+        ln = wd = ht = e
+    elif c[0] == "base_area_for_volume":
+        if c[1] in ("add_face_areas", "perimeter_area_confusion"):
+            return None  # two edges have no faces to add
+        if c[1] == "add_sides_for_area":
+            return ln + wd, _box_steps(p, f"{ln} + {wd}")
+        return ln * wd, _box_steps(p, f"{ln} × {wd}")
+    faces = f"{ln} × {wd} + {ln} × {ht} + {wd} × {ht}"
+    pairs = ln * wd + ln * ht + wd * ht
+    if c[1] is None:
+        return ln * wd * ht, _box_steps(p, f"{ln} × {wd} × {ht}")
+    if c[1] == "add_sides_for_area":
+        return ln + wd + ht, _box_steps(p, f"{ln} + {wd} + {ht}")
+    if c[1] == "add_face_areas":
+        return pairs, _box_steps(p, faces)
+    return 2 * pairs, _box_steps(p, f"2 × ({faces})")  # perimeter_area_confusion
+
+
+BOX_STEPS = Steps(
+    family="prism_volume",
+    steps=(
+        ("treat_as_cube", "base_area_for_volume"),
+        ("add_sides_for_area", "add_face_areas", "perimeter_area_confusion"),
+    ),
+    answer=lambda p, c: None if (r := _box_compose(p, c)) is None else r[0],
+    explain=lambda p, c: "" if (r := _box_compose(p, c)) is None else r[1],
+)
+
+FAMILIES = (RIGHT_TRIANGLE, CIRCLE, BOX)
+STEPS = (CIRCLE_STEPS, BOX_STEPS)
+
+__all__ = ["FAMILIES", "STEPS"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Family, Params, RuleImpl
+from ..model import Choice, Family, Params, RuleImpl, Steps
 from ._util import PLACES, digits, from_digits, number
 
 # --- addition -----------------------------------------------------------------------------------
@@ -452,6 +452,39 @@ MULTIPLICATION = Family(
     difficulty=-0.3,
 )
 
-FAMILIES = (ADDITION, SUBTRACTION, MULTIPLICATION)
+# --- the procedures as steps (:mod:`..compose`) ----------------------------------------------------
 
-__all__ = ["FAMILIES"]
+#: how each row ``a × digit`` is worked (step 0 of multiplication)
+_ROWS = {
+    None: lambda a, d: a * d,
+    "forget_carry": _partial_no_carry,
+    "carry_before_multiply": _row_carry_first,
+    "write_digit_products": _row_in_full,
+}
+#: the place value given to the second row (step 1)
+_SHIFTS = {None: 10, "place_value_shift": 1, "two_placeholder_zeros": 100}
+
+
+def _mul_compose(p: Params, c: Choice) -> tuple[int, str]:
+    """Two rows, each ``a × digit`` worked by step 0's procedure, the second shifted by step 1's
+    place value, then added."""
+    a, (b1, b0) = p["a"], divmod(p["b"], 10)
+    row, shift = _ROWS[c[0]], _SHIFTS[c[1]]
+    r0, r1 = row(a, b0), shift * row(a, b1)
+    return r0 + r1, _mul_steps(p, f"{a} × {b0} = {r0}", f"{a} × {b1 * shift} = {r1}")
+
+
+MULTIPLICATION_STEPS = Steps(
+    family="whole_multiplication",
+    steps=(
+        ("forget_carry", "carry_before_multiply", "write_digit_products"),
+        ("place_value_shift", "two_placeholder_zeros"),
+    ),
+    answer=lambda p, c: _mul_compose(p, c)[0],
+    explain=lambda p, c: _mul_compose(p, c)[1],
+)
+
+FAMILIES = (ADDITION, SUBTRACTION, MULTIPLICATION)
+STEPS = (MULTIPLICATION_STEPS,)
+
+__all__ = ["FAMILIES", "STEPS"]
