@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...io import InputError
+from ...io import InputError, binary_column, order_column, text_column
 from ..bkt.model import BKT, forward_sequences
 from ..bkt.params import PARAM_NAMES, params_frame
 from ..data import Columns, RowFilter, pack
@@ -56,8 +56,23 @@ def block_counts(block: pd.DataFrame, cols: Columns, rows: RowFilter) -> dict:
             "skip_no_skill= leaves them out)",
             column=cols.skill,
         )
+    check_block(block[keep] if not keep.all() else block, cols)
     counts = skill.astype(str).value_counts(sort=False)
     return {"counts": counts, "dropped": dropped, "n_rows": int(len(block))}
+
+
+def check_block(block: pd.DataFrame, cols: Columns) -> None:
+    """The checks a response file gets in memory, on one block of a dataset (the rows the
+    selection keeps): student and skill ids (:func:`~edueval.io.text_column`'s identifier
+    rules: no surrounding spaces, invisible or look-alike characters), ``correct`` and
+    ``known`` 0/1, ``order`` a finite number."""
+    for name in (cols.student, cols.skill):
+        text_column(block, name, identifier=True)
+    for name in (cols.correct, cols.known):
+        if name in block.columns:
+            binary_column(block, name)
+    if cols.order in block.columns and cols.order != FILE_ORDER:
+        order_column(block, cols.order)
 
 
 def merge_counts(parts: list[dict]) -> tuple[pd.Series, dict[str, int], int]:
