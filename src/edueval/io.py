@@ -246,6 +246,78 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return out
 
 
+#: the most digits an integer in a user's JSON or YAML may have: Python's own limit on
+#: converting between text and int (``sys.get_int_max_str_digits``), stated here so that a longer
+#: number is one line, not a ``ValueError`` from inside the parser
+MAX_INT_DIGITS = 4300
+
+
+class NumberTooLong(ValueError):
+    """An integer with more than :data:`MAX_INT_DIGITS` digits."""
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("+-"))
+    if digits > MAX_INT_DIGITS:
+        raise NumberTooLong(
+            f"a number with {digits} digits (at most {MAX_INT_DIGITS} are read)"
+        )
+    return int(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: a ``\uD800``-``\uDFFF`` escape, the only way a lone surrogate gets into parsed JSON text
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogate(obj: object) -> str | None:
+    """The first string (key or value, at any depth) holding a lone surrogate -- a ``"\ud800"``
+    escape that pairs with nothing: not a character, so not valid Unicode text (writing it out
+    as UTF-8 fails) -- or None."""
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
+
+
+def _surrogate_error(value: str, file: str | Path | None, line: int | None) -> InputError:
+    code = next(f"\\u{ord(ch):04x}" for ch in value if "\ud800" <= ch <= "\udfff")
+    return InputError(
+        f"a text holds {code}, half of a surrogate pair with no other half: not a character "
+        "(valid Unicode text has none)",
+        file=file,
+        line=line,
+    )
+
+
+def _json_value(text: str, file: str | Path | None, line: int) -> object:
+    """``json.loads`` with the checks every JSON reader makes: keys once per object, integers
+    of at most :data:`MAX_INT_DIGITS` digits, no lone surrogate."""
+    try:
+        obj = json.loads(text, object_pairs_hook=_unique_keys, parse_int=_bounded_int)
+    except (DuplicateKeyError, NumberTooLong) as exc:
+        raise InputError(str(exc), file=file, line=line) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON ({exc.msg})", file=file, line=line + exc.lineno - 1
+        ) from None
+    if _SURROGATE_ESCAPE.search(text):  # rare: only then look at every string
+        value = lone_surrogate(obj)
+        if value is not None:
+            where = _SURROGATE_ESCAPE.search(text)
+            at = line + text.count("\n", 0, where.start()) if where else line
+            raise _surrogate_error(value, file, at)
+    return obj
+
+
 def load_json(text: str, *, file: str | Path | None = None, line: int = 1) -> object:
     """Parse one JSON document from a user's file, or raise :class:`InputError` naming the file
     and the line (``line`` is the line ``text`` starts on, for a JSONL record).
@@ -258,13 +330,7 @@ def load_json(text: str, *, file: str | Path | None = None, line: int = 1) -> ob
     if deep is not None:
         raise _nested_too_deep(file, line + data.count(b"\n", 0, deep))
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except DuplicateKeyError as exc:
-        raise InputError(str(exc), file=file, line=line) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON ({exc.msg})", file=file, line=line + exc.lineno - 1
-        ) from None
+        return _json_value(text, file, line)
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise _nested_too_deep(file, line) from None
 
@@ -291,12 +357,7 @@ def read_jsonl(path: str | Path, *, encoding: str = "utf-8") -> tuple[list[dict]
     records, lines = [], []
     for number, line in jsonl_lines(text):
         if checked:
-            try:
-                obj = json.loads(line, object_pairs_hook=_unique_keys)
-            except DuplicateKeyError as exc:
-                raise InputError(str(exc), file=path, line=number) from None
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", file=path, line=number) from None
+            obj = _json_value(line, path, number)
         else:  # some line is too deep (or unbalanced): find which, in line order
             obj = load_json(line, file=path, line=number)
         if not isinstance(obj, dict):
@@ -340,7 +401,16 @@ def load_yaml(text: str, *, file: str | Path | None = None) -> object:
 
     loader = _yaml_loader()(text)
     try:
-        return loader.get_single_data()
+        obj = loader.get_single_data()
+    except ValueError as exc:  # an integer longer than Python converts
+        line = getattr(getattr(loader, "peek_event", lambda: None)(), "start_mark", None)
+        raise InputError(
+            f"cannot read a number: more than {MAX_INT_DIGITS} digits"
+            if "digits" in str(exc)
+            else f"cannot read a value ({' '.join(str(exc).split())[:120]})",
+            file=file,
+            line=line.line + 1 if line is not None else None,
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(
@@ -352,6 +422,10 @@ def load_yaml(text: str, *, file: str | Path | None = None) -> object:
         raise _nested_too_deep(file, None) from None
     finally:
         loader.dispose()
+    value = lone_surrogate(obj)
+    if value is not None:
+        raise _surrogate_error(value, file, None)
+    return obj
 
 
 def file_sha256(path: str | Path) -> str:
