@@ -259,9 +259,7 @@ class NumberTooLong(ValueError):
 def _bounded_int(text: str) -> int:
     digits = len(text.lstrip("+-"))
     if digits > MAX_INT_DIGITS:
-        raise NumberTooLong(
-            f"a number with {digits} digits (at most {MAX_INT_DIGITS} are read)"
-        )
+        raise NumberTooLong(f"a number with {digits} digits (at most {MAX_INT_DIGITS} are read)")
     return int(text)
 
 
@@ -967,6 +965,28 @@ def binary_column(df: pd.DataFrame, column: str) -> np.ndarray:
     return mapped.to_numpy(dtype=np.int8)
 
 
+def _float_or_nan(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return float("nan")
+
+
+def to_numbers(values: Any) -> Any:
+    """``pd.to_numeric(values, errors="coerce")`` that never raises: pandas converts a digit
+    string longer than int64 through Python's int and raises ``OverflowError`` past float's range
+    (a 400-digit cell), ``errors=`` notwithstanding; such a value becomes inf (or NaN), which the
+    callers' finiteness checks refuse, naming the cell."""
+    try:
+        return pd.to_numeric(values, errors="coerce")
+    except (OverflowError, ValueError):
+        if not pd.api.types.is_list_like(values):
+            return _float_or_nan(values)  # type: ignore[return-value]
+        series = values if isinstance(values, pd.Series) else pd.Series(values)
+        out = np.array([_float_or_nan(v) for v in series.to_numpy(dtype=object)], dtype=float)
+        return pd.Series(out, index=series.index, name=series.name)
+
+
 def numeric_column(
     df: pd.DataFrame,
     column: str,
@@ -976,7 +996,7 @@ def numeric_column(
     integer: bool = False,
 ) -> np.ndarray:
     """Return ``df[column]`` as float64 (or int64), checking it is finite and within [low, high]."""
-    values = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    values = to_numbers(df[column]).to_numpy(dtype=float)
     bad = ~np.isfinite(values)
     rng = ""
     if low is not None:
@@ -996,7 +1016,7 @@ def order_column(df: pd.DataFrame, column: str) -> np.ndarray:
     """An ordering column (``order``, a timestamp): int64 when every value is a whole number that
     int64 holds, compared exactly -- distinct nanosecond timestamps above 2**53 would round to
     the same float64 -- and float64 otherwise (checked finite, as :func:`numeric_column`)."""
-    number = pd.to_numeric(df[column], errors="coerce")
+    number = to_numbers(df[column])
     exact = number.dtype.kind == "i" or (
         number.dtype.kind == "u" and number.max() <= np.iinfo(np.int64).max
     )

@@ -19,8 +19,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from ..io import InputError, read_text
 from ..report import Report
 from ..runs import RunDir

@@ -33,6 +33,7 @@ from ..io import (
     read_table,
     read_text,
     shown,
+    to_numbers,
 )
 from ..tables import Col, Schema, near_miss
 
@@ -198,7 +199,7 @@ def _strict_csv(path: Path) -> None:
 
 def _rating(df: pd.DataFrame, column: str) -> np.ndarray:
     """A rating column: numbers, finite, in [0, its maximum]; an empty cell is a missing rating."""
-    values = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    values = to_numbers(df[column]).to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         outside = (values < 0) | (values > _RATINGS[column])
     bad = df[column].notna().to_numpy() & (~np.isfinite(values) | outside)

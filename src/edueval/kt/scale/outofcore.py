@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...io import InputError, binary_column, order_column, text_column
+from ...io import InputError, binary_column, order_column, text_column, to_numbers
 from ..bkt.model import BKT, forward_sequences
 from ..bkt.params import PARAM_NAMES, params_frame
 from ..data import Columns, RowFilter, pack
@@ -311,7 +311,7 @@ def value_part_of(block: pd.DataFrame, column: str, cuts: np.ndarray, cols: Colu
     """The value range (of ``cuts``) each row's rounded prediction falls in; -1 for rows the
     selection leaves out."""
     keep, _ = rows.mask(block, cols)
-    v = np.round(pd.to_numeric(block[column], errors="coerce").to_numpy(float), 12)
+    v = np.round(to_numbers(block[column]).to_numpy(float), 12)
     part = np.searchsorted(cuts, v, side="right").astype(np.int64)
     part[~keep] = -1
     return part
@@ -321,8 +321,8 @@ def value_counts_block(block: pd.DataFrame, value: str, label: str) -> pd.DataFr
     """A block reduced, before the shuffle, to its positives and negatives per rounded
     prediction (with the value range): predictions tie massively (every mastered student of a
     skill has the same P(correct)), so this is far smaller than the block."""
-    v = np.round(pd.to_numeric(block[value], errors="coerce").to_numpy(float), 12)
-    y = pd.to_numeric(block[label], errors="coerce").to_numpy(float)
+    v = np.round(to_numbers(block[value]).to_numpy(float), 12)
+    y = to_numbers(block[label]).to_numpy(float)
     bad = ~((y == 0) | (y == 1))
     if bad.any():
         raise InputError(f"expected 0 or 1, got {block[label].iloc[int(np.flatnonzero(bad)[0])]!r}",
