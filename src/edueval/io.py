@@ -981,7 +981,7 @@ def to_numbers(values: Any) -> Any:
         return pd.to_numeric(values, errors="coerce")
     except (OverflowError, ValueError):
         if not pd.api.types.is_list_like(values):
-            return _float_or_nan(values)  # type: ignore[return-value]
+            return _float_or_nan(values)
         series = values if isinstance(values, pd.Series) else pd.Series(values)
         out = np.array([_float_or_nan(v) for v in series.to_numpy(dtype=object)], dtype=float)
         return pd.Series(out, index=series.index, name=series.name)
