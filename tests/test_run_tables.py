@@ -124,3 +124,15 @@ def test_turing_answers_past_float_range():
     big = "9" * 400
     assert not same_answer(big + "π", "3.14") and same_answer(big + "π", big + " π")
     assert key_check(big, evaluated=Fraction(3)) == "disagree"
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("command", [["study", "invite"], ["study", "export"], ["tutor", "reply"]])
+def test_a_fifo_as_study_or_dialogues_file_is_refused_not_waited_on(cli, tmp_path, command):
+    import os
+
+    fifo = tmp_path / "study.yaml"
+    os.mkfifo(fifo)
+    res = cli(*command, fifo, "--out", tmp_path / "out")
+    assert res.code == 2 and len(res.err_lines) == 1, res.err
+    assert "FIFO" in res.err

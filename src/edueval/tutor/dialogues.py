@@ -26,6 +26,7 @@ import pandas as pd
 from ..io import (
     InputError,
     atomic_write,
+    check_regular_file,
     identifier_problem,
     jsonl_lines,
     line_of,
@@ -116,9 +117,7 @@ def _dialogue(obj: object, path: str | Path, n: int | None, seen: set[str]) -> d
 
 def read_dialogues(path: str | Path) -> list[dict]:
     """Read and validate a dialogues JSONL file (errors name the file, line and key)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", file=path)
+    path = check_regular_file(path)  # a folder or a FIFO refused before opening
     out: list[dict] = []
     seen: set[str] = set()
     for n, raw in jsonl_lines(read_text(path)):
