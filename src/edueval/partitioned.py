@@ -119,6 +119,16 @@ def _columns(path: str, kind: str) -> tuple[str, ...]:
         raise InputError(f"cannot read the file: {first}", file=path) from None
 
 
+def _has_rows(path: str) -> bool:
+    """Whether a CSV file holds anything but blank lines after its header."""
+    with open(path, "rb") as fh:
+        fh.readline()
+        while chunk := fh.read(2**16):
+            if chunk.strip():
+                return True
+    return False
+
+
 def open_dataset(source: str | Path) -> Dataset:
     """The files behind ``source`` (a folder, searched recursively; a glob; or one file).
 
@@ -148,6 +158,8 @@ def open_dataset(source: str | Path) -> Dataset:
             raise InputError(f"the header names column {twice[0]!r} twice", file=f)
         if not other or other == ("",):
             raise InputError("the file is empty; expected a header line and rows", file=f)
+        if kind == "csv" and not _has_rows(f):
+            raise InputError("no data rows; expected at least one row after the header", file=f)
         if set(other) != set(columns):
             raise InputError(
                 f"columns differ from those of {files[0]} ({', '.join(columns)})", file=f
@@ -270,8 +282,25 @@ def read_piece(piece: Piece, wanted: Sequence[str], text_columns: Iterable[str] 
         raise InputError(f"cannot read the block starting at byte {piece.start}: {first}",
                          file=piece.file) from None  # fmt: skip
     first_line = 2 if piece.start <= len(header) else 1
-    df.index = pd.RangeIndex(first_line, first_line + len(df))
+    df.index = _record_lines(header, data, len(df)) + (first_line - 2)
     return df[columns]
+
+
+def _record_lines(header: bytes, data: bytes, n: int):
+    """The line each of the ``n`` records of ``header + data`` starts on (header: line 1),
+    counting the lines of a quoted field that spans several (as :func:`edueval.io.read_table`
+    does); one line per record where that cannot be told."""
+    import numpy as np
+    import pandas as pd
+
+    if b'"' in data:
+        from .io import _quoted_record_lines
+
+        text = (header + data).decode("utf-8-sig", errors="replace")
+        lines = _quoted_record_lines(text, ",")
+        if lines is not None and len(lines) == n + 1:
+            return pd.Index(np.asarray(lines[1:], dtype=np.int64))
+    return pd.RangeIndex(2, 2 + n)
 
 
 def _block_error(piece: Piece, exc: InputError) -> InputError:

@@ -572,6 +572,13 @@ def kt_responses(fmt: str, *, known: bool = False) -> Table:
                  required=("student", "skill", "correct"))  # fmt: skip
 
 
+def kt_responses_part() -> Table:
+    """Responses of other students (``t0``..), another file of a dataset beside
+    :func:`kt_responses`."""
+    base = kt_responses("csv")
+    return base.with_rows([("t" + r[0][1:], *r[1:]) for r in base.rows])
+
+
 def kt_predictions() -> Table:
     base = kt_responses("csv", known=True)
     rows = []
