@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..io import InputError, line_of, numeric_column, read_table
+from ..io import InputError, line_of, load_json, numeric_column, read_table
 from ..report import Report
 from ..runs import RunDir
 from ..tables import Col, Schema
@@ -132,8 +132,9 @@ def _context(df: pd.DataFrame, pos: int) -> list[tuple[str, str]]:
     raw = df["context_turns"].iloc[pos] if "context_turns" in df.columns else None
     if raw is None or pd.isna(raw) or not str(raw).strip():
         return parse_transcript(str(df["context"].iloc[pos]))
+    # load_json: a lone surrogate or an over-long number is refused with this line
+    turns = load_json(str(raw), file=df.attrs.get("file"), line=line_of(df, pos) or 1)
     try:
-        turns = json.loads(str(raw))
         if not isinstance(turns, list) or not all(
             isinstance(t, list) and len(t) == 2 for t in turns
         ):
