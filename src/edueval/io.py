@@ -1138,6 +1138,14 @@ def text_column(df: pd.DataFrame, column: str, *, identifier: bool = False) -> n
         if blank.any():
             raise _first_bad(df, np.asarray(blank, dtype=bool), column, "a non-empty value")
         return col.astype(str).to_numpy()
+    check_identifiers(df, column)
+    return col.astype(str).to_numpy()
+
+
+def check_identifiers(df: pd.DataFrame, column: str) -> None:
+    """The identifier checks of :func:`text_column` alone (no values returned): for a block of a
+    dataset, whose ids are used as read."""
+    col = df[column]
     codes, uniques = _factorize(col)  # the checks look at each distinct value once
     empty = [k for k, u in enumerate(uniques) if not (u if type(u) is str else str(u)).strip()]
     bad = (codes < 0) | np.isin(codes, empty)
@@ -1157,7 +1165,6 @@ def text_column(df: pd.DataFrame, column: str, *, identifier: bool = False) -> n
             line=line_of(df, pos),
             column=column,
         )
-    return col.astype(str).to_numpy()
 
 
 def check_unique(df: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...io import InputError, binary_column, order_column, text_column, to_numbers
+from ...io import InputError, binary_column, check_identifiers, order_column, to_numbers
 from ..bkt.model import BKT, forward_sequences
 from ..bkt.params import PARAM_NAMES, params_frame
 from ..data import Columns, RowFilter, pack
@@ -63,11 +63,11 @@ def block_counts(block: pd.DataFrame, cols: Columns, rows: RowFilter) -> dict:
 
 def check_block(block: pd.DataFrame, cols: Columns) -> None:
     """The checks a response file gets in memory, on one block of a dataset (the rows the
-    selection keeps): student and skill ids (:func:`~edueval.io.text_column`'s identifier
+    selection keeps): student and skill ids (the identifier
     rules: no surrounding spaces, invisible or look-alike characters), ``correct`` and
     ``known`` 0/1, ``order`` a finite number."""
     for name in (cols.student, cols.skill):
-        text_column(block, name, identifier=True)
+        check_identifiers(block, name)
     for name in (cols.correct, cols.known):
         if name in block.columns:
             binary_column(block, name)
