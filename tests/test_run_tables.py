@@ -98,7 +98,7 @@ def test_lone_surrogates_are_refused_with_the_line(text, line):
 def test_jsonl_and_yaml_refuse_surrogates_and_long_integers(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text('{"id": 1}\n{"id": "x\\udbff"}\n')
-    with pytest.raises(InputError, match="line 2: a text holds \\\\udbff"):
+    with pytest.raises(InputError, match="line 2, column .id.: a text holds \\\\udbff"):
         read_jsonl(path)
     path.write_text('{"id": 1}\n{"id": ' + "7" * 5000 + "}\n")
     with pytest.raises(InputError, match="line 2: a number with 5000 digits"):

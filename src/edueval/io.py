@@ -268,31 +268,37 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def lone_surrogate(obj: object) -> str | None:
-    """The first string (key or value, at any depth) holding a lone surrogate -- a ``"\ud800"``
+def lone_surrogate(obj: object) -> tuple[str, str | None] | None:
+    """The first string (key or value, at any depth) holding a lone surrogate -- a ``"\\ud800"``
     escape that pairs with nothing: not a character, so not valid Unicode text (writing it out
-    as UTF-8 fails) -- or None."""
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if _SURROGATE.search(item):
-                return item
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
+    as UTF-8 fails) -- with the key of ``obj`` (an object: a record) it stands under, or None."""
+    roots = list(obj.items()) if isinstance(obj, dict) else [(None, obj)]
+    for root, top in roots:
+        stack = [top] if root is None else [root, top]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if _SURROGATE.search(item):
+                    return item, root
+            elif isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list | tuple):
+                stack.extend(item)
     return None
 
 
-def _surrogate_error(value: str, file: str | Path | None, line: int | None) -> InputError:
+def _surrogate_error(
+    found: tuple[str, str | None], file: str | Path | None, line: int | None
+) -> InputError:
+    value, key = found
     code = next(f"\\u{ord(ch):04x}" for ch in value if "\ud800" <= ch <= "\udfff")
     return InputError(
-        f"a text holds {code}, half of a surrogate pair with no other half: not a character "
-        "(valid Unicode text has none)",
+        f"a text holds {code}, an unpaired surrogate (half of a surrogate pair): not a "
+        "character, so not valid Unicode text",
         file=file,
         line=line,
+        column=key if isinstance(key, str) and not _SURROGATE.search(key) else None,
     )
 
 
@@ -308,11 +314,11 @@ def _json_value(text: str, file: str | Path | None, line: int) -> object:
             f"not valid JSON ({exc.msg})", file=file, line=line + exc.lineno - 1
         ) from None
     if _SURROGATE_ESCAPE.search(text):  # rare: only then look at every string
-        value = lone_surrogate(obj)
-        if value is not None:
+        found = lone_surrogate(obj)
+        if found is not None:
             where = _SURROGATE_ESCAPE.search(text)
             at = line + text.count("\n", 0, where.start()) if where else line
-            raise _surrogate_error(value, file, at)
+            raise _surrogate_error(found, file, at)
     return obj
 
 
@@ -420,9 +426,9 @@ def load_yaml(text: str, *, file: str | Path | None = None) -> object:
         raise _nested_too_deep(file, None) from None
     finally:
         loader.dispose()
-    value = lone_surrogate(obj)
-    if value is not None:
-        raise _surrogate_error(value, file, None)
+    found = lone_surrogate(obj)
+    if found is not None:
+        raise _surrogate_error(found, file, None)
     return obj
 
 
