@@ -128,3 +128,12 @@ def test_globs_only_when_asked_for(cli, tmp_path, responses):
     responses.to_csv(star, index=False)
     assert not partitioned.is_dataset(star)
     assert partitioned._files(str(star)) == [str(star)]
+
+
+def test_a_predictions_dataset_checks_its_probabilities(cli, tmp_path, responses):
+    df = responses.assign(p_correct=0.5, p_known=0.25)
+    df.loc[df.index[-1], "p_correct"] = 1.5
+    data = _two_files(df, tmp_path / "pred")
+    line = len(df) - len(df) // 2 + 1
+    _refused(cli("kt", "evaluate", data, "--out", tmp_path / "o"), "b.csv", f"line {line}",
+             "column 'p_correct'", "[0, 1]")  # fmt: skip

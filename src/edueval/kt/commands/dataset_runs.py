@@ -73,13 +73,13 @@ def _selection_columns(ds: Dataset, cols: Columns, rows: RowFilter, extra: tuple
     return [c for c in dict.fromkeys(names) if c in ds.columns]
 
 
-def _count(ds: Dataset, cols: Columns, rows: RowFilter, client: Any):
+def _count(ds: Dataset, cols: Columns, rows: RowFilter, client: Any, checked: tuple = ()):
     """Responses per skill, rows left out by each rule, rows read, and -- for data ordered by
     its rows -- the first row number of each block (else None)."""
     for column, value in rows.only:
         ds.require([column], what=f"the column of only= {column}={value}")
     # every column the in-memory reader checks, checked block by block (ooc.check_block)
-    names = _needed(ds, cols, rows, (cols.known,))
+    names = _needed(ds, cols, rows, (cols.known, *checked))
     text = (cols.student, cols.skill)
     blocks = map_blocks(client, ds, names, ooc.block_counts, (cols, rows), text)
     counts, dropped, n_read = ooc.merge_counts(blocks)
@@ -320,7 +320,7 @@ def evaluate_dataset(
     ds, cols = _open(data_path, columns, encoding)
     ds.require(["p_correct"], what="predicted probability of a correct answer")
     knowledge = cols.known in ds.columns and "p_known" in ds.columns
-    counts, dropped, _, offsets = _count(ds, cols, rows, client)
+    counts, dropped, _, offsets = _count(ds, cols, rows, client, ooc.PROBABILITIES)
     if counts.empty:
         raise InputError("no rows left after the row selection", file=ds.source)
     skills = [str(s) for s in counts.index]

@@ -21,7 +21,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...io import InputError, binary_column, check_identifiers, order_column, to_numbers
+from ...io import (
+    InputError,
+    binary_column,
+    check_identifiers,
+    numeric_column,
+    order_column,
+    to_numbers,
+)
 from ..bkt.model import BKT, forward_sequences
 from ..bkt.params import PARAM_NAMES, params_frame
 from ..data import Columns, RowFilter, pack
@@ -40,6 +47,8 @@ __all__ = [
 #: rows per partition aimed at (a worker's peak was ~350-450 bytes per row at 4 M rows,
 #: shuffle buffers included; benchmarks/RESULTS.md)
 TARGET_ROWS = 4_000_000
+#: the predicted probabilities of a predictions dataset, checked in [0, 1] when read
+PROBABILITIES = ("p_correct", "p_known")
 #: the column numbering a dataset's rows (files in name order) when it has no order column
 FILE_ORDER = "_row"
 
@@ -65,7 +74,8 @@ def check_block(block: pd.DataFrame, cols: Columns) -> None:
     """The checks a response file gets in memory, on one block of a dataset (the rows the
     selection keeps): student and skill ids (the identifier
     rules: no surrounding spaces, invisible or look-alike characters), ``correct`` and
-    ``known`` 0/1, ``order`` a finite number."""
+    ``known`` 0/1, ``order`` a finite number, and -- when read -- the predicted probabilities
+    (:data:`PROBABILITIES`) in [0, 1]."""
     for name in (cols.student, cols.skill):
         check_identifiers(block, name)
     for name in (cols.correct, cols.known):
@@ -73,6 +83,9 @@ def check_block(block: pd.DataFrame, cols: Columns) -> None:
             binary_column(block, name)
     if cols.order in block.columns and cols.order != FILE_ORDER:
         order_column(block, cols.order)
+    for name in PROBABILITIES:  # a predictions dataset (kt evaluate)
+        if name in block.columns:
+            numeric_column(block, name, low=0, high=1)
 
 
 def merge_counts(parts: list[dict]) -> tuple[pd.Series, dict[str, int], int]:
