@@ -3,7 +3,7 @@
 # Usage: benchmarks/dataset_checks.sh ANCHOR_SRC [ROUNDS]   (ANCHOR_SRC: e.g. a `git archive` of
 # the base commit's src/, unpacked); prints each run's wall time and timing.count_pass_wall.
 set -euo pipefail
-anchor=${1:?give the anchor tree's src folder}
+anchor=${1:?give the src folder of the anchor tree}
 rounds=${2:-2}
 here=$(cd "$(dirname "$0")/.." && pwd)/src
 work=$(mktemp -d)
@@ -16,8 +16,9 @@ for round in $(seq "$rounds"); do
     PYTHONPATH=$tree python -m edueval kt fit "$work/sim/responses" --restarts 1 --max-iter 20 \
       --out "$work/fit" >/dev/null
     e=$(date +%s.%N)
-    c=$(python -c "import json,sys;print(json.load(open(sys.argv[1]))['timing']['count_pass_wall'])" "$work/fit/results.json")
-    echo "round $round $tree wall $(python -c "print(round($e - $s, 2))") count_pass $c"
+    c=$(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["timing"]["count_pass_wall"])' "$work/fit/results.json")
+    wall=$(python -c 'import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))' "$s" "$e")
+    echo "round $round $tree wall $wall count_pass $c"
   done
 done
 rm -rf "$work"
