@@ -247,6 +247,82 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return out
 
 
+#: the most digits an integer in a user's JSON or YAML may have: Python's own limit on
+#: converting between text and int (``sys.get_int_max_str_digits``), stated here so that a longer
+#: number is one line, not a ``ValueError`` from inside the parser
+MAX_INT_DIGITS = 4300
+
+
+class NumberTooLong(ValueError):
+    """An integer with more than :data:`MAX_INT_DIGITS` digits."""
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("+-"))
+    if digits > MAX_INT_DIGITS:
+        raise NumberTooLong(f"a number with {digits} digits (at most {MAX_INT_DIGITS} are read)")
+    return int(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: a ``\uD800``-``\uDFFF`` escape, the only way a lone surrogate gets into parsed JSON text
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogate(obj: object) -> tuple[str, str | None] | None:
+    """The first string (key or value, at any depth) holding a lone surrogate -- a ``"\\ud800"``
+    escape that pairs with nothing: not a character, so not valid Unicode text (writing it out
+    as UTF-8 fails) -- with the key of ``obj`` (an object: a record) it stands under, or None."""
+    roots = list(obj.items()) if isinstance(obj, dict) else [(None, obj)]
+    for root, top in roots:
+        stack = [top] if root is None else [root, top]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if _SURROGATE.search(item):
+                    return item, root
+            elif isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list | tuple):
+                stack.extend(item)
+    return None
+
+
+def _surrogate_error(
+    found: tuple[str, str | None], file: str | Path | None, line: int | None
+) -> InputError:
+    value, key = found
+    code = next(f"\\u{ord(ch):04x}" for ch in value if "\ud800" <= ch <= "\udfff")
+    return InputError(
+        f"a text holds {code}, an unpaired surrogate (half of a surrogate pair): not a "
+        "character, so not valid Unicode text",
+        file=file,
+        line=line,
+        column=key if isinstance(key, str) and not _SURROGATE.search(key) else None,
+    )
+
+
+def _json_value(text: str, file: str | Path | None, line: int) -> object:
+    """``json.loads`` with the checks every JSON reader makes: keys once per object, integers
+    of at most :data:`MAX_INT_DIGITS` digits, no lone surrogate."""
+    try:
+        obj = json.loads(text, object_pairs_hook=_unique_keys, parse_int=_bounded_int)
+    except (DuplicateKeyError, NumberTooLong) as exc:
+        raise InputError(str(exc), file=file, line=line) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON ({exc.msg})", file=file, line=line + exc.lineno - 1
+        ) from None
+    if _SURROGATE_ESCAPE.search(text):  # rare: only then look at every string
+        found = lone_surrogate(obj)
+        if found is not None:
+            where = _SURROGATE_ESCAPE.search(text)
+            at = line + text.count("\n", 0, where.start()) if where else line
+            raise _surrogate_error(found, file, at)
+    return obj
+
+
 def load_json(text: str, *, file: str | Path | None = None, line: int = 1) -> object:
     """Parse one JSON document from a user's file, or raise :class:`InputError` naming the file
     and the line (``line`` is the line ``text`` starts on, for a JSONL record).
@@ -259,13 +335,7 @@ def load_json(text: str, *, file: str | Path | None = None, line: int = 1) -> ob
     if deep is not None:
         raise _nested_too_deep(file, line + data.count(b"\n", 0, deep))
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except DuplicateKeyError as exc:
-        raise InputError(str(exc), file=file, line=line) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON ({exc.msg})", file=file, line=line + exc.lineno - 1
-        ) from None
+        return _json_value(text, file, line)
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise _nested_too_deep(file, line) from None
 
@@ -292,12 +362,7 @@ def read_jsonl(path: str | Path, *, encoding: str = "utf-8") -> tuple[list[dict]
     records, lines = [], []
     for number, line in jsonl_lines(text):
         if checked:
-            try:
-                obj = json.loads(line, object_pairs_hook=_unique_keys)
-            except DuplicateKeyError as exc:
-                raise InputError(str(exc), file=path, line=number) from None
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", file=path, line=number) from None
+            obj = _json_value(line, path, number)
         else:  # some line is too deep (or unbalanced): find which, in line order
             obj = load_json(line, file=path, line=number)
         if not isinstance(obj, dict):
@@ -341,7 +406,16 @@ def load_yaml(text: str, *, file: str | Path | None = None) -> object:
 
     loader = _yaml_loader()(text)
     try:
-        return loader.get_single_data()
+        obj = loader.get_single_data()
+    except ValueError as exc:  # an integer longer than Python converts
+        line = getattr(getattr(loader, "peek_event", lambda: None)(), "start_mark", None)
+        raise InputError(
+            f"cannot read a number: more than {MAX_INT_DIGITS} digits"
+            if "digits" in str(exc)
+            else f"cannot read a value ({' '.join(str(exc).split())[:120]})",
+            file=file,
+            line=line.line + 1 if line is not None else None,
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(
@@ -353,6 +427,10 @@ def load_yaml(text: str, *, file: str | Path | None = None) -> object:
         raise _nested_too_deep(file, None) from None
     finally:
         loader.dispose()
+    found = lone_surrogate(obj)
+    if found is not None:
+        raise _surrogate_error(found, file, None)
+    return obj
 
 
 def file_sha256(path: str | Path) -> str:
@@ -936,6 +1014,28 @@ def binary_column(df: pd.DataFrame, column: str) -> np.ndarray:
     return mapped.to_numpy(dtype=np.int8)
 
 
+def _float_or_nan(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return float("nan")
+
+
+def to_numbers(values: Any) -> Any:
+    """``pd.to_numeric(values, errors="coerce")`` that never raises: pandas converts a digit
+    string longer than int64 through Python's int and raises ``OverflowError`` past float's range
+    (a 400-digit cell), ``errors=`` notwithstanding; such a value becomes inf (or NaN), which the
+    callers' finiteness checks refuse, naming the cell."""
+    try:
+        return pd.to_numeric(values, errors="coerce")
+    except (OverflowError, ValueError):
+        if not pd.api.types.is_list_like(values):
+            return _float_or_nan(values)
+        series = values if isinstance(values, pd.Series) else pd.Series(values)
+        out = np.array([_float_or_nan(v) for v in series.to_numpy(dtype=object)], dtype=float)
+        return pd.Series(out, index=series.index, name=series.name)
+
+
 def numeric_column(
     df: pd.DataFrame,
     column: str,
@@ -945,7 +1045,7 @@ def numeric_column(
     integer: bool = False,
 ) -> np.ndarray:
     """Return ``df[column]`` as float64 (or int64), checking it is finite and within [low, high]."""
-    values = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    values = to_numbers(df[column]).to_numpy(dtype=float)
     bad = ~np.isfinite(values)
     rng = ""
     if low is not None:
@@ -965,7 +1065,7 @@ def order_column(df: pd.DataFrame, column: str) -> np.ndarray:
     """An ordering column (``order``, a timestamp): int64 when every value is a whole number that
     int64 holds, compared exactly -- distinct nanosecond timestamps above 2**53 would round to
     the same float64 -- and float64 otherwise (checked finite, as :func:`numeric_column`)."""
-    number = pd.to_numeric(df[column], errors="coerce")
+    number = to_numbers(df[column])
     exact = number.dtype.kind == "i" or (
         number.dtype.kind == "u" and number.max() <= np.iinfo(np.int64).max
     )
@@ -1087,6 +1187,14 @@ def text_column(df: pd.DataFrame, column: str, *, identifier: bool = False) -> n
         if blank.any():
             raise _first_bad(df, np.asarray(blank, dtype=bool), column, "a non-empty value")
         return col.astype(str).to_numpy()
+    check_identifiers(df, column)
+    return col.astype(str).to_numpy()
+
+
+def check_identifiers(df: pd.DataFrame, column: str) -> None:
+    """The identifier checks of :func:`text_column` alone (no values returned): for a block of a
+    dataset, whose ids are used as read."""
+    col = df[column]
     codes, uniques = _factorize(col)  # the checks look at each distinct value once
     empty = [k for k, u in enumerate(uniques) if not (u if type(u) is str else str(u)).strip()]
     bad = (codes < 0) | np.isin(codes, empty)
@@ -1106,7 +1214,6 @@ def text_column(df: pd.DataFrame, column: str, *, identifier: bool = False) -> n
             line=line_of(df, pos),
             column=column,
         )
-    return col.astype(str).to_numpy()
 
 
 def check_unique(df: pd.DataFrame, columns: Sequence[str], *, what: str) -> None:

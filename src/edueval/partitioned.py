@@ -15,7 +15,9 @@ Dask.
 
 from __future__ import annotations
 
+import csv
 import glob as _glob
+import io
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .extras import install_command, require
-from .io import InputError
+from .io import InputError, check_regular_file
 
 __all__ = ["Dataset", "is_dataset", "open_dataset", "map_blocks", "regroup"]
 
@@ -62,11 +64,21 @@ class Dataset:
             )
 
 
+#: the characters that make a path that names no file a glob: ``*`` and ``?`` only -- brackets,
+#: common in file names (``r[1].csv``), are always taken literally
+_GLOB = ("*", "?")
+
+
 def is_dataset(path: str | Path) -> bool:
-    """A folder or a glob pattern: read through :func:`open_dataset` (one file is read into
-    memory, unless a cluster is asked for)."""
+    """A folder, or a glob pattern -- a path with ``*`` or ``?`` that names no existing file or
+    folder (``logs/*.parquet``, ``logs/**/*.csv``): read through :func:`open_dataset`.  One
+    file is read into memory, unless a cluster is asked for.  Brackets are never pattern
+    characters: ``r[1].csv`` is the file of that name, or "file not found"."""
     text = str(path)
-    return any(ch in text for ch in "*?[") or Path(text).is_dir()
+    p = Path(text)
+    if p.is_dir():
+        return True
+    return not p.exists() and any(ch in text for ch in _GLOB)
 
 
 def _kind(name: str) -> str | None:
@@ -85,9 +97,12 @@ def _files(source: str) -> list[str]:
         hidden = [f for f in found if any(part.startswith((".", "_")) for part in
                                           Path(f).relative_to(p).parts)]  # fmt: skip
         return [f for f in found if f not in hidden]
-    if p.is_file():
+    if p.exists():
         return [str(p)]
-    return sorted(f for f in _glob.glob(source, recursive=True) if Path(f).is_file())
+    if not any(ch in source for ch in _GLOB):
+        return []
+    literal = source.replace("[", "[[]")  # brackets match themselves (see _GLOB)
+    return sorted(f for f in _glob.glob(literal, recursive=True) if Path(f).is_file())
 
 
 def _columns(path: str, kind: str) -> tuple[str, ...]:
@@ -96,12 +111,22 @@ def _columns(path: str, kind: str) -> tuple[str, ...]:
             import pyarrow.parquet as pq
 
             return tuple(pq.read_schema(path).names)
-        with open(path, encoding="utf-8-sig") as fh:
-            header = fh.readline().rstrip("\r\n")
-        return tuple(header.split(","))
-    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header = next(csv.reader(fh), [])
+        return tuple(header)
+    except (OSError, ValueError, csv.Error) as exc:  # pyarrow's ArrowInvalid is a ValueError
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"cannot read the file: {first}", file=path) from None
+
+
+def _has_rows(path: str) -> bool:
+    """Whether a CSV file holds anything but blank lines after its header."""
+    with open(path, "rb") as fh:
+        fh.readline()
+        while chunk := fh.read(2**16):
+            if chunk.strip():
+                return True
+    return False
 
 
 def open_dataset(source: str | Path) -> Dataset:
@@ -123,9 +148,18 @@ def open_dataset(source: str | Path) -> Dataset:
         raise InputError("a dataset is all Parquet or all CSV, not both", file=source)
     kind = kinds.pop()
     assert kind is not None  # files of neither kind were refused above
+    for f in files:
+        check_regular_file(f)
     columns = _columns(files[0], kind)
-    for f in files[1:]:
-        other = _columns(f, kind)
+    for f in files:
+        other = _columns(f, kind) if f != files[0] else columns
+        twice = [c for k, c in enumerate(other) if c in other[:k]]
+        if twice:
+            raise InputError(f"the header names column {twice[0]!r} twice", file=f)
+        if not other or other == ("",):
+            raise InputError("the file is empty; expected a header line and rows", file=f)
+        if kind == "csv" and not _has_rows(f):
+            raise InputError("no data rows; expected at least one row after the header", file=f)
         if set(other) != set(columns):
             raise InputError(
                 f"columns differ from those of {files[0]} ({', '.join(columns)})", file=f
@@ -144,32 +178,159 @@ def _dask():
     return dask, dd
 
 
+#: bytes of CSV per block (a block is a task's unit of reading)
+CSV_BLOCK_BYTES = 64 * 2**20
+#: rows per Parquet row group from which each row group is a block of its own (else a file is)
+ROWS_PER_GROUP_BLOCK = 100_000
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One block of a dataset as read: ``file`` and, for CSV, the bytes ``[start, stop)`` whose
+    lines it holds (a line belongs to the block it starts in); for Parquet, the row groups
+    ``[start, stop)``, or the whole file when ``stop`` is -1."""
+
+    file: str
+    kind: str
+    start: int
+    stop: int
+
+
+def _pieces(ds: Dataset, block_bytes: int = CSV_BLOCK_BYTES) -> list[Piece]:
+    out = []
+    for f in ds.files:
+        if ds.kind == "parquet":
+            import pyarrow.parquet as pq
+
+            meta = pq.ParquetFile(f).metadata
+            per_group = meta.num_rows / max(meta.num_row_groups, 1)
+            if per_group >= ROWS_PER_GROUP_BLOCK:
+                out += [Piece(f, "parquet", g, g + 1) for g in range(meta.num_row_groups)]
+            else:
+                out.append(Piece(f, "parquet", 0, -1))
+            continue
+        with open(f, "rb") as fh:
+            body = len(fh.readline())  # the header line
+        size = Path(f).stat().st_size
+        starts = list(range(body, max(size, body + 1), block_bytes))
+        out += [Piece(f, "csv", a, min(a + block_bytes, size)) for a in starts]
+    return out
+
+
+def _piece_bytes(piece: Piece) -> tuple[bytes, bytes, int]:
+    """The header line, the lines that start in the piece's byte range, and where they start."""
+    with open(piece.file, "rb") as fh:
+        header = fh.readline()
+        if piece.start > len(header):
+            fh.seek(piece.start - 1)
+            if fh.read(1) != b"\n":
+                fh.readline()  # the rest of a line that began in the previous piece
+        first = fh.tell()
+        if first >= piece.stop:
+            return header, b"", first
+        data = fh.read(piece.stop - first)
+        if not data.endswith(b"\n"):
+            data += fh.readline()
+    return header, data, first
+
+
+def _lines_before(file: str, position: int) -> int:
+    """Lines that end before byte ``position`` (read only to name a bad line)."""
+    n = 0
+    with open(file, "rb") as fh:
+        while position > 0:
+            chunk = fh.read(min(position, 2**24))
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            position -= len(chunk)
+    return n
+
+
+def read_piece(piece: Piece, wanted: Sequence[str], text_columns: Iterable[str] = ()):
+    """One block as a pandas frame with the ``wanted`` columns in that order, whatever the order of the
+    file's header.  Text columns are read as written ("007", "NA" and "null" are values; only
+    an empty cell is missing); the index of a CSV block holds line numbers -- exact for a
+    file's first block, counted from the block's first line otherwise (see
+    :func:`_block_error`)."""
+    import pandas as pd
+
+    text = set(text_columns)
+    columns = list(wanted)
+    if piece.kind == "parquet":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(piece.file)
+        groups = range(pf.num_row_groups) if piece.stop < 0 else range(piece.start, piece.stop)
+        df = pf.read_row_groups(list(groups), columns=columns).to_pandas()
+        for name in text & set(df.columns):
+            if not pd.api.types.is_string_dtype(df[name].dtype):
+                df[name] = df[name].where(df[name].isna(), df[name].astype(str))
+        return df[columns]
+    header, data, _ = _piece_bytes(piece)
+    try:
+        df = pd.read_csv(
+            io.BytesIO(header + data),
+            usecols=columns,
+            dtype={c: str for c in columns if c in text},
+            keep_default_na=False,
+            na_values=[""],
+            encoding="utf-8-sig",
+        )
+    except (ValueError, pd.errors.ParserError) as exc:  # UnicodeDecodeError is a ValueError
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"cannot read the block starting at byte {piece.start}: {first}",
+                         file=piece.file) from None  # fmt: skip
+    first_line = 2 if piece.start <= len(header) else 1
+    df.index = _record_lines(header, data, len(df)) + (first_line - 2)
+    return df[columns]
+
+
+def _record_lines(header: bytes, data: bytes, n: int):
+    """The line each of the ``n`` records of ``header + data`` starts on (header: line 1),
+    counting the lines of a quoted field that spans several (as :func:`edueval.io.read_table`
+    does); one line per record where that cannot be told."""
+    import numpy as np
+    import pandas as pd
+
+    if b'"' in data:
+        from .io import _quoted_record_lines
+
+        text = (header + data).decode("utf-8-sig", errors="replace")
+        lines = _quoted_record_lines(text, ",")
+        if lines is not None and len(lines) == n + 1:
+            return pd.Index(np.asarray(lines[1:], dtype=np.int64))
+    return pd.RangeIndex(2, 2 + n)
+
+
+def _block_error(piece: Piece, exc: InputError) -> InputError:
+    """``exc`` raised on a block, with the block's file and, for a CSV block after a file's
+    first, its line counted from the start of the file."""
+    line = exc.line
+    if line is not None and piece.kind == "csv":
+        header, _, first = _piece_bytes(piece)
+        if first > len(header):
+            line += _lines_before(piece.file, first)
+    elif piece.kind == "parquet":
+        line = None  # Parquet has rows, not lines; the file is named
+    return InputError(exc.message, file=exc.file or piece.file, line=line, column=exc.column)
+
+
 def _frame(ds: Dataset, columns: Sequence[str], text_columns: Iterable[str] = ()):
-    """The dataset's ``columns`` as a dask DataFrame (one partition per file or row group)."""
+    """The dataset's ``columns`` as a dask DataFrame (one partition per :class:`Piece`, read by
+    :func:`read_piece`, never through Dask's own file globbing) and the pieces."""
     _, dd = _dask()
     columns = list(dict.fromkeys(columns))
     ds.require(columns)
-    if ds.kind == "parquet":
-        # a partition per row group (writers' usual ~1 M rows), not per file: a file of many
-        # row groups read whole would make one block too large for a worker to shuffle
-        split = _rows_per_group(ds.files[0]) >= 100_000 or "infer"
-        return dd.read_parquet(list(ds.files), columns=columns, split_row_groups=split)
-    text = set(text_columns)
-    return dd.read_csv(
-        list(ds.files),
-        usecols=columns,
-        dtype={c: str for c in columns if c in text},
-        keep_default_na=False,
-        na_values=[""],
-        blocksize="64MB",
-    )
-
-
-def _rows_per_group(path: str) -> float:
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(path).metadata
-    return meta.num_rows / max(meta.num_row_groups, 1)
+    pieces = _pieces(ds)
+    text = tuple(text_columns)
+    first = pieces[0]
+    if first.kind == "csv":  # the types of the first lines stand for the rest (as in Dask)
+        first = Piece(first.file, "csv", first.start, min(first.stop, first.start + 2**16))
+    meta = read_piece(first, columns, text).iloc[:0]
+    frame = dd.from_map(read_piece, pieces, args=(columns, text), meta=meta,
+                        enforce_metadata=False)  # fmt: skip
+    return frame, pieces
 
 
 def _compute(client: Any, tasks: list) -> list:
@@ -218,10 +379,22 @@ def map_blocks(
 ) -> list:
     """``fn(block, *args)`` on each block of rows as read (a file, a row group), in file order."""
     dask, _ = _dask()
-    blocks = _frame(ds, columns, text_columns).to_delayed()
-    call = dask.delayed(fn, pure=False)
+    frame, pieces = _frame(ds, columns, text_columns)
+    call = dask.delayed(_on_block, pure=False)
     _prepare(client, fn, *args)
-    return _compute(client, [call(b, *args) for b in blocks])
+    return _compute(
+        client, [call(b, p, fn, args) for b, p in zip(frame.to_delayed(), pieces, strict=True)]
+    )
+
+
+def _on_block(block, piece: Piece, fn: Callable[..., Any], args: tuple) -> Any:
+    """``fn(block, *args)`` with the block's file in ``attrs`` (errors name it, and the line)."""
+    block.attrs["file"] = piece.file
+    block.attrs["index_is_line"] = piece.kind == "csv"
+    try:
+        return fn(block, *args)
+    except InputError as exc:
+        raise _block_error(piece, exc) from None
 
 
 def _assign_part(block, part_of, args, offsets, partition_info=None):
@@ -302,7 +475,7 @@ def regroup(
     shuffling and in ``fn`` (on a cluster; in process only the wall time).
     """
     dask, _ = _dask()
-    frame = _frame(ds, columns, text_columns)
+    frame, _ = _frame(ds, columns, text_columns)
     empty = frame._meta.index.to_numpy(dtype="int64")[:0]
     meta = frame._meta.assign(**({"_row": empty} if offsets is not None else {}), _part=empty)
     tagged = frame.map_partitions(_assign_part, part_of, part_args, offsets, meta=meta)

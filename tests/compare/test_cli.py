@@ -198,8 +198,9 @@ def test_other_refusals(three_runs, cli, tmp_path):
 def _qgsms_folder(path, sha, right, model="openai/x"):
     """A finished ``qgsms run`` folder as the run layer writes it (config + judgements)."""
     path.mkdir(parents=True)
-    rows = [{"method": m, "dimension": "DF", "pair_id": i, "order": o, "correct": ok,
-             "status": "ok", "diff": 0.1}
+    rows = [{"method": m, "dimension": "DF", "pair_id": i, "order": o, "a": "q1", "b": "q2",
+             "better": "q1", "verdict": "a" if ok else "b", "chosen": "q1" if ok else "q2",
+             "correct": ok, "status": "ok", "diff": 0.1}
             for m, pairs in right.items() for i, orders in enumerate(pairs)
             for o, ok in zip((1, 2), orders, strict=True)]  # fmt: skip
     pd.DataFrame(rows).to_csv(path / "judgements.csv", index=False)

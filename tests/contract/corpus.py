@@ -459,6 +459,23 @@ def _json_id(raw: str) -> Callable[[Table], bytes | None]:
     return _json_only(lambda t: _set_cell(t, _first(t.ids), Raw(raw)))
 
 
+def _json_text(raw: str) -> Callable[[Table], bytes | None]:
+    """A text column's cell (else an id's) written as the JSON ``raw``."""
+    return _json_only(lambda t: _set_cell(t, _first(t.text) or _first(t.ids), Raw(raw)))
+
+
+def _huge_number(digits: int, *, json_only: bool) -> Callable[[Table], bytes | None]:
+    """A number cell (else a 0/1 cell) with ``digits`` digits: beyond Python's 4,300-digit
+    conversion limit in JSON, beyond float's range (1e308) in any format."""
+
+    def go(t: Table) -> bytes | None:
+        col = _first(tuple(t.numbers) or t.binary)
+        value = "9" * digits
+        return _set_cell(t, col, Raw(value) if t.fmt in ("json", "jsonl") else value)
+
+    return _json_only(go) if json_only else _tabular(go)
+
+
 MUTATIONS: tuple[Mutation, ...] = (
     # harmless by design: exit 0, results identical
     Mutation("bom", HARMLESS, _bom),
@@ -522,6 +539,12 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation("stray-quote", REFUSE, _stray_quote),
     Mutation("multiline-field-then-bad-row", REFUSE, _multiline_then_bad, _multiline_line),
     Mutation("invalid-utf8", REFUSE, _invalid_utf8),
+    # not valid Unicode: a JSON escape of half a surrogate pair, in an id and in a text
+    Mutation("id-lone-surrogate", REFUSE, _json_id('"s\\ud800"')),
+    Mutation("text-lone-surrogate", REFUSE, _json_text('"x \\udc00 y"')),
+    # numbers past what a reader converts: Python's digit limit, float's range
+    Mutation("huge-integer", REFUSE, _huge_number(5000, json_only=True)),
+    Mutation("huge-integer-400-digits", REFUSE, _huge_number(400, json_only=False)),
     # text holding raw separators: the text changes, so only "read, not refused" is asked
     Mutation("jsonl-raw-u2028-in-text", "read", _raw_separator_in_text),
     Mutation("order-above-2**53", HARMLESS, _big_orders, ignore_columns=("order",)),
@@ -547,6 +570,13 @@ def kt_responses(fmt: str, *, known: bool = False) -> Table:
     return Table(cols, tuple(map(tuple, rows)), fmt, ids=("student", "skill"),
                  binary=("correct",) + (("known",) if known else ()), order="order",
                  required=("student", "skill", "correct"))  # fmt: skip
+
+
+def kt_responses_part() -> Table:
+    """Responses of other students (``t0``..), another file of a dataset beside
+    :func:`kt_responses`."""
+    base = kt_responses("csv")
+    return base.with_rows([("t" + r[0][1:], *r[1:]) for r in base.rows])
 
 
 def kt_predictions() -> Table:

@@ -76,6 +76,10 @@ def _targets() -> list[Target]:
     for fmt in ("csv", "tsv", "jsonl", "json"):
         out.append(Target(f"kt-fit.responses.{fmt}", {"data": C.kt_responses(fmt)}, "data",
                           lambda f, o, u: ["kt", "fit", f["data"], *KT_FIT, "--out", o]))  # fmt: skip
+    # a folder dataset (read out of core, block by block): the mutated file beside a valid one
+    out.append(Target("kt-fit.dataset-file", {"ds/part-b": C.kt_responses("csv")}, "ds/part-b",
+                      lambda f, o, u: ["kt", "fit", f["ds/part-b"].parent, *KT_FIT, "--out", o],
+                      extra={"ds/part-a.csv": "KT_PART"}))  # fmt: skip
     out += [
         Target(
             "kt-fit.fixed",
@@ -415,6 +419,7 @@ def _write_inputs(t: Target, folder: Path, slot_bytes: bytes | None) -> dict[str
     paths: dict[str, Path] = {}
     for slot, table in t.files.items():
         path = folder / _p(table, slot)
+        path.parent.mkdir(parents=True, exist_ok=True)  # a slot may sit in a dataset's folder
         path.write_bytes(slot_bytes if slot == t.slot and slot_bytes is not None
                          else C.render(table))  # fmt: skip
         paths[slot] = path
@@ -423,6 +428,8 @@ def _write_inputs(t: Target, folder: Path, slot_bytes: bytes | None) -> dict[str
         path.parent.mkdir(parents=True, exist_ok=True)
         if what == "ITEMS":
             path.write_bytes(C.render(C.study_items()))
+        elif what == "KT_PART":  # another file of the same dataset, other students
+            path.write_bytes(C.render(C.kt_responses_part()))
         elif what == "STUDY":
             path.write_text(STUDY_YAML.format(items="items.jsonl"))
         elif what == "STUDY_SLOT":
@@ -453,7 +460,7 @@ def _run(t: Target, folder: Path, url: str, capsys: pytest.CaptureFixture[str],
 
 
 VOLATILE = ("seconds", "latency", "elapsed", "started", "finished", "time", "cache", "path",
-            "file", "input", "version", "cost", "calls", "attempts")  # fmt: skip
+            "file", "input", "version", "cost", "calls", "attempts", "timing")  # fmt: skip
 
 
 def _clean(obj: object) -> object:

@@ -41,7 +41,8 @@ DatasetArg = Annotated[
     Path,
     typer.Argument(
         help="Response file (CSV, TSV, JSONL, JSON, Parquet), or a dataset larger than memory: a "
-        "folder or a quoted glob of Parquet or CSV files, read in partitions."
+        "folder or a quoted glob (* or ?; brackets are literal) of Parquet or CSV files, read "
+        "in partitions."
     ),
 ]
 EncodingOption = Annotated[

@@ -51,6 +51,8 @@ def items_file(study_path: Path) -> Path | None:
     say what is wrong)."""
     import yaml
 
+    if not Path(study_path).is_file():  # a FIFO would block here: the study's reader refuses it
+        return None
     try:
         settings = yaml.safe_load(Path(study_path).read_text(encoding="utf-8"))
     except (OSError, ValueError, yaml.YAMLError, RecursionError):

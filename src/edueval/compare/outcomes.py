@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import InputError
+from ..io import InputError, to_numbers
 from ..tables import Table, takes_tables
 
 __all__ = [
@@ -96,7 +96,7 @@ class Arm:
         u = self.units[UNIT_COLUMNS].copy()
         for col in ("metric", "unit", "cluster", "status"):
             u[col] = u[col].astype(str)
-        u["correct"] = pd.to_numeric(u["correct"], errors="coerce")
+        u["correct"] = to_numbers(u["correct"])
         continuous = u["metric"].map(lambda m: m in METRICS and METRICS[m].continuous)
         valid = u["correct"].between(0, 1) & (continuous | u["correct"].isin([0, 1]))
         if u["correct"].isna().any() or not valid.all():
@@ -197,11 +197,11 @@ def tutor_units(replies: pd.DataFrame) -> pd.DataFrame:
     turn) has no F1 and scores 0, counted; a looping reply (``degenerate``) is a real reply and
     keeps its F1, as ``tutor reply``'s means do."""
     dialogue = replies["dialogue"].astype(str)
-    turn = pd.to_numeric(replies["turn"], errors="coerce")
+    turn = to_numbers(replies["turn"])
     turn_s = turn.map(lambda t: str(int(t)) if t == t and float(t).is_integer() else str(t))
     raw = replies["status"].astype(str)
     real = raw.isin(["ok", "degenerate"])
-    f1 = pd.to_numeric(replies["f1"], errors="coerce")
+    f1 = to_numbers(replies["f1"])
     if (real & f1.isna()).any():
         raise InputError("tutor replies: a reply read as 'ok' has no f1")
     status = np.where(real, "ok", np.where(raw == "empty", "unparseable", "failed"))

@@ -20,8 +20,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from ..io import InputError, read_text
 from ..report import Report
 from ..runs import RunDir, saved_run
@@ -77,11 +75,16 @@ def read_run(path: str | Path) -> tuple[list[Arm], dict[str, Any]]:
         labels = {k: params.get(k) for k in _MALALGO_LABELS} | {"seed": config.get("seed")}
         return [Arm("", malalgo_units(responses), labels)], config
     if config["command"] == "tutor reply":
-        replies = pd.read_csv(table, dtype={"dialogue": str}, keep_default_na=False,
-                              na_values={"f1": ["", "nan", "NaN"]})  # fmt: skip
+        from ..tutor.study import read_replies_table
+
+        replies = read_replies_table(table)
         labels = {k: params.get(k) for k in _TUTOR_LABELS} | {"seed": config.get("seed")}
         return [Arm("", tutor_units(replies), labels)], config
-    judgements = pd.read_csv(table)
+    from ..qgsms.data import read_judgements
+
+    # the schema ``qgsms score`` reads it with: pair ids as written ('1' and '01', 'NA' are
+    # ids), ``correct`` 0/1 and consistent with the verdict
+    judgements = read_judgements(table)
     labels = {
         k: v for k, v in params.items() if k not in _QGSMS_SKIP and not isinstance(v, (dict, list))
     }

@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..io import InputError, read_text
+from ..io import InputError, jsonl_lines, read_text
 
 __all__ = ["EXPORTABLE", "Item", "LLMRun", "Measure", "read_llm_run"]
 
@@ -127,9 +127,7 @@ def _calls(path: Path) -> dict[str, list[dict[str, Any]]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read {path.name}: {exc}", file=path) from None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, line in jsonl_lines(text):  # LF only: a raw U+2028 in a reply is text
         try:
             call = json.loads(line)
         except ValueError:
@@ -157,7 +155,28 @@ def _numbers(values: dict[str, Any], keys: tuple[str, ...]) -> dict[str, float]:
     return {k: float(values[k]) for k in keys if isinstance(values.get(k), (int, float))}
 
 
+def _checked(path: Path, protocol: str) -> None:
+    """The run's table read back through the schema its own protocol reads it with (``compare``
+    does the same): ids as written, 0/1 columns that are 0 or 1 ('2' or 'yes' refused, not
+    counted as 0), numbers that are numbers -- before its cells are read as text."""
+    if not path.is_file():
+        raise InputError(f"{path.name} is missing: not a complete run", file=path.parent)
+    if protocol == "malalgo":
+        from ..malalgo.responses import read_responses
+
+        read_responses(path, [])
+    elif protocol == "qgsms":
+        from ..qgsms.data import read_judgements
+
+        read_judgements(path)
+    else:
+        from ..tutor.study import read_replies_table
+
+        read_replies_table(path)
+
+
 def _malalgo(path: Path, results: dict[str, Any]) -> tuple[list[Item], list[Measure]]:
+    _checked(path / "responses.csv", "malalgo")
     df = _table(path / "responses.csv", ("task_id", "kind", "target", "correct", "status"))
     items = []
     for row in df.to_dict("records"):
@@ -184,6 +203,7 @@ _SIMULATING = ("qg-sms", "direct")
 
 def _qgsms(path: Path, results: dict[str, Any]) -> tuple[list[Item], list[Measure]]:
     cols = ("method", "pair_id", "order", "a", "b", "better", "verdict", "correct", "status")
+    _checked(path / "judgements.csv", "qgsms")
     df = _table(path / "judgements.csv", cols)
     items = []
     for row in df.to_dict("records"):
@@ -215,6 +235,7 @@ def _qgsms(path: Path, results: dict[str, Any]) -> tuple[list[Item], list[Measur
 
 
 def _tutor(path: Path, results: dict[str, Any]) -> tuple[list[Item], list[Measure]]:
+    _checked(path / "replies.csv", "tutor")
     df = _table(path / "replies.csv", ("dialogue", "turn", "real_reply", "ai_reply", "status"))
     items = []
     for row in df.to_dict("records"):

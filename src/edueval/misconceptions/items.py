@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..defaults import SEED
+from ..io import load_json
 from ..seeding import DEFAULT_SEED
 from . import adversarial, balance, targets
 from .library import (
@@ -272,7 +273,7 @@ def problem_from_item(item: Mapping[str, Any]) -> Problem:
     """The problem behind a generated item (a row of :func:`generate_items` or a dict)."""
     params = item["params"]
     if isinstance(params, str):
-        params = json.loads(params)
+        params = load_json(params)  # refuses a lone surrogate or an over-long number
     return build_problem(
         str(item["family"]), params, int(item["grade"]), float(item.get("difficulty", 0.0))
     )

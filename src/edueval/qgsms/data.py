@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import InputError, as_table, line_of, shown
+from ..io import InputError, as_table, line_of, shown, to_numbers
 from ..items.pairs import DIMENSIONS
 from ..tables import Col, Schema, Table, takes_tables
 
@@ -75,7 +75,7 @@ def _optional_numbers(df: pd.DataFrame, columns: tuple[str, ...]) -> None:
     for c in columns:
         if c not in df.columns:
             continue
-        values = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
+        values = to_numbers(df[c]).to_numpy(dtype=float)
         bad = ~np.isfinite(values) & df[c].notna().to_numpy()
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
@@ -127,9 +127,9 @@ def _pair_row(r: dict, checked: dict, by_id: pd.DataFrame, file: str | None,
         raise InputError(f"pair {pid!r}: a TC pair needs a target_topic", file=file, line=line,
                          column="target_topic")  # fmt: skip
     diff = r.get("diff")
-    diff = float(diff) if diff is not None and np.isfinite(pd.to_numeric(diff, errors="coerce")) \
+    diff = float(diff) if diff is not None and np.isfinite(to_numbers(diff)) \
         else np.nan  # fmt: skip
-    mq = [pd.to_numeric(r.get(f"measure_{q}"), errors="coerce") for q in ("q1", "q2")]
+    mq = [to_numbers(r.get(f"measure_{q}")) for q in ("q1", "q2")]
     return {"pair_id": pid, "dimension": d, "material": m1, "q1": q1, "q2": q2,
             "better": better, "target_topic": topic, "diff": diff,
             "measure_q1": float(mq[0]), "measure_q2": float(mq[1])}  # fmt: skip

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..io import to_numbers
 from ..tables import Table, takes_tables
 
 __all__ = [
@@ -69,7 +70,7 @@ def true_measures(judgements: pd.DataFrame) -> pd.DataFrame:
         judgements[["dimension", s, f"measure_{s}"]].set_axis(cols, axis=1) for s in ("a", "b")
     ]
     m = pd.concat(parts, ignore_index=True)
-    m["measure"] = pd.to_numeric(m["measure"], errors="coerce")
+    m["measure"] = to_numbers(m["measure"])
     m = m.dropna(subset=["measure"])
     return m.drop_duplicates(["dimension", "item"]).reset_index(drop=True)
 

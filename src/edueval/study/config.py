@@ -39,6 +39,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -47,7 +48,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..io import InputError, line_of, load_yaml, read_table, read_text
+from ..io import InputError, check_regular_file, line_of, load_yaml, read_table, read_text
 from ..tables import Col, Schema
 from .inputs import (
     both_places,
@@ -242,8 +243,9 @@ def _pairing(path: Path, cfg: dict[str, Any], root: Any, kind: str,
 
 def _read_items(path: Path, kind: str) -> Sequence[tuple[int | None, Any]]:
     """``(line, raw item)`` of the items file (JSONL, JSON, or a table: its header checked)."""
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise InputError("items file not found", file=path)
+    check_regular_file(path)  # a folder or a FIFO refused before opening
     suffix = path.suffix.lower()
     if suffix in {".jsonl", ".ndjson"}:
         return read_items_jsonl(path)
@@ -388,9 +390,7 @@ def load_study(path: str | Path) -> Study:
 
     Ids (items, agents, questions, MCQ students) are taken exactly as written and must be
     unique: see :mod:`edueval.study.inputs`."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", file=path)
+    path = check_regular_file(path)  # a folder or a FIFO refused before opening
     cfg, root = _settings(path)
     kind = cfg.get("kind")
     if kind not in KINDS:

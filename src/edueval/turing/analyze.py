@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..defaults import TURING_SE
-from ..io import InputError, as_table, check_unique, line_of
+from ..io import InputError, as_table, check_unique, line_of, to_numbers
 from ..results import RunResults
 from ..stats import wilson_interval
 from ..tables import Col, Schema, Table, takes_tables
@@ -396,7 +396,7 @@ def _extra_tables(choices: pd.DataFrame) -> dict[str, pd.DataFrame]:
         )
     time_cols = [c for c in choices.columns if c == "seconds" or str(c).lower().startswith("time")]
     for col in time_cols:
-        vals = pd.to_numeric(choices[col], errors="coerce")
+        vals = to_numbers(choices[col])
         med = {s: float(vals[choices[f"is_{s}"]].median()) for s in SOURCES}
         extra[f"median_{col}"] = pd.DataFrame([{"source": k, "median": v} for k, v in med.items()])
     return extra

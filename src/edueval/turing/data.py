@@ -175,12 +175,16 @@ def _agree(
 
 
 def same_number(a: Number, b: Number) -> bool:
-    """Whether two numbers agree by value (module docstring: percents, rounding, π)."""
-    if a.percent and b.percent:
-        pairs = [(_candidates(a)[1], _candidates(b)[1])]
-    else:
-        pairs = [(x, y) for x in _candidates(a) for y in _candidates(b)]
-    return any(_agree(x, hx, y, hy) for (x, hx), (y, hy) in pairs)
+    """Whether two numbers agree by value (module docstring: percents, rounding, π).  Past
+    float's range (a 400-digit answer) only numbers written with the same value agree."""
+    try:
+        if a.percent and b.percent:
+            pairs = [(_candidates(a)[1], _candidates(b)[1])]
+        else:
+            pairs = [(x, y) for x in _candidates(a) for y in _candidates(b)]
+        return any(_agree(x, hx, y, hy) for (x, hx), (y, hy) in pairs)
+    except OverflowError:  # a multiple of π or a comparison with a float, beyond 1e308
+        return (a.value, a.pi, a.percent) == (b.value, b.pi, b.percent)
 
 
 def _text(s: str) -> str:

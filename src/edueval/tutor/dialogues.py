@@ -26,6 +26,7 @@ import pandas as pd
 from ..io import (
     InputError,
     atomic_write,
+    check_regular_file,
     identifier_problem,
     jsonl_lines,
     line_of,
@@ -33,6 +34,7 @@ from ..io import (
     read_table,
     read_text,
     shown,
+    to_numbers,
 )
 from ..tables import Col, Schema, near_miss
 
@@ -115,9 +117,7 @@ def _dialogue(obj: object, path: str | Path, n: int | None, seen: set[str]) -> d
 
 def read_dialogues(path: str | Path) -> list[dict]:
     """Read and validate a dialogues JSONL file (errors name the file, line and key)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", file=path)
+    path = check_regular_file(path)  # a folder or a FIFO refused before opening
     out: list[dict] = []
     seen: set[str] = set()
     for n, raw in jsonl_lines(read_text(path)):
@@ -198,7 +198,7 @@ def _strict_csv(path: Path) -> None:
 
 def _rating(df: pd.DataFrame, column: str) -> np.ndarray:
     """A rating column: numbers, finite, in [0, its maximum]; an empty cell is a missing rating."""
-    values = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    values = to_numbers(df[column]).to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         outside = (values < 0) | (values > _RATINGS[column])
     bad = df[column].notna().to_numpy() & (~np.isfinite(values) | outside)

@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..io import InputError, line_of, read_table
+from ..io import InputError, line_of, load_json, numeric_column, read_table
 from ..report import Report
 from ..runs import RunDir
 from ..tables import Col, Schema
@@ -71,6 +71,21 @@ REPLIES_SCHEMA = Schema(
              "turns_dropped", "latency_s", "cached"),
 )  # fmt: skip
 _TRUE, _FALSE = {"1", "1.0", "true", "yes", "y", "t"}, {"0", "0.0", "false", "no", "n", "f"}
+
+
+def read_replies_table(path: str | Path) -> pd.DataFrame:
+    """A ``tutor reply`` run's ``replies.csv`` read back (``compare``, ``export inspect``):
+    checked by :data:`REPLIES_SCHEMA` (ids as written, ``turn`` a whole number, one row per
+    dialogue and turn), and ``f1`` a number in [0, 1] wherever it is not empty (a failed call
+    has none)."""
+    df = read_table(path, text_columns=[*_COLUMNS, "context_turns"])
+    REPLIES_SCHEMA.validate(df)
+    if "f1" in df.columns:
+        present = ~(df["f1"].isna() | (df["f1"].astype("string").str.strip() == "")).fillna(True)
+        present_rows = df[present.to_numpy(dtype=bool)]
+        if len(present_rows):
+            numeric_column(present_rows, "f1", low=0, high=1)
+    return df
 
 
 def _read_replies(paths: list[Path]) -> tuple[list[pd.DataFrame], list[str]]:
@@ -117,8 +132,9 @@ def _context(df: pd.DataFrame, pos: int) -> list[tuple[str, str]]:
     raw = df["context_turns"].iloc[pos] if "context_turns" in df.columns else None
     if raw is None or pd.isna(raw) or not str(raw).strip():
         return parse_transcript(str(df["context"].iloc[pos]))
+    # load_json: a lone surrogate or an over-long number is refused with this line
+    turns = load_json(str(raw), file=df.attrs.get("file"), line=line_of(df, pos) or 1)
     try:
-        turns = json.loads(str(raw))
         if not isinstance(turns, list) or not all(
             isinstance(t, list) and len(t) == 2 for t in turns
         ):

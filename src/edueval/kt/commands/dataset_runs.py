@@ -50,8 +50,12 @@ def _open(data_path: str | Path, columns: Columns | None, encoding: str) -> tupl
     if encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
         raise InputError("datasets are read as UTF-8; encoding= applies to single files only")
     ds = open_dataset(data_path)
-    cols = (columns or Columns()).resolve(pd.DataFrame(columns=list(ds.columns)))
-    ds.require([cols.student, cols.skill, cols.correct])
+    header = pd.DataFrame(columns=list(ds.columns))
+    cols = (columns or Columns()).resolve(header)
+    # the response file's header rules (a near miss of an absent column: 'ordr' beside no
+    # 'order'), on the columns every file has (open_dataset refused files that differ)
+    header.attrs["file"] = ds.files[0]
+    cols.schema().check_header(header)
     if cols.order not in ds.columns:
         cols = replace(cols, order=ooc.FILE_ORDER)
     return ds, cols
@@ -69,12 +73,13 @@ def _selection_columns(ds: Dataset, cols: Columns, rows: RowFilter, extra: tuple
     return [c for c in dict.fromkeys(names) if c in ds.columns]
 
 
-def _count(ds: Dataset, cols: Columns, rows: RowFilter, client: Any):
+def _count(ds: Dataset, cols: Columns, rows: RowFilter, client: Any, checked: tuple = ()):
     """Responses per skill, rows left out by each rule, rows read, and -- for data ordered by
     its rows -- the first row number of each block (else None)."""
     for column, value in rows.only:
         ds.require([column], what=f"the column of only= {column}={value}")
-    names = [c for c in dict.fromkeys([cols.skill, *(c for c, _ in rows.only)])]
+    # every column the in-memory reader checks, checked block by block (ooc.check_block)
+    names = _needed(ds, cols, rows, (cols.known, *checked))
     text = (cols.student, cols.skill)
     blocks = map_blocks(client, ds, names, ooc.block_counts, (cols, rows), text)
     counts, dropped, n_read = ooc.merge_counts(blocks)
@@ -315,7 +320,7 @@ def evaluate_dataset(
     ds, cols = _open(data_path, columns, encoding)
     ds.require(["p_correct"], what="predicted probability of a correct answer")
     knowledge = cols.known in ds.columns and "p_known" in ds.columns
-    counts, dropped, _, offsets = _count(ds, cols, rows, client)
+    counts, dropped, _, offsets = _count(ds, cols, rows, client, ooc.PROBABILITIES)
     if counts.empty:
         raise InputError("no rows left after the row selection", file=ds.source)
     skills = [str(s) for s in counts.index]

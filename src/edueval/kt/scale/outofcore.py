@@ -21,7 +21,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...io import InputError
+from ...io import (
+    InputError,
+    binary_column,
+    check_identifiers,
+    numeric_column,
+    order_column,
+    to_numbers,
+)
 from ..bkt.model import BKT, forward_sequences
 from ..bkt.params import PARAM_NAMES, params_frame
 from ..data import Columns, RowFilter, pack
@@ -40,6 +47,8 @@ __all__ = [
 #: rows per partition aimed at (a worker's peak was ~350-450 bytes per row at 4 M rows,
 #: shuffle buffers included; benchmarks/RESULTS.md)
 TARGET_ROWS = 4_000_000
+#: the predicted probabilities of a predictions dataset, checked in [0, 1] when read
+PROBABILITIES = ("p_correct", "p_known")
 #: the column numbering a dataset's rows (files in name order) when it has no order column
 FILE_ORDER = "_row"
 
@@ -56,8 +65,27 @@ def block_counts(block: pd.DataFrame, cols: Columns, rows: RowFilter) -> dict:
             "skip_no_skill= leaves them out)",
             column=cols.skill,
         )
+    check_block(block[keep] if not keep.all() else block, cols)
     counts = skill.astype(str).value_counts(sort=False)
     return {"counts": counts, "dropped": dropped, "n_rows": int(len(block))}
+
+
+def check_block(block: pd.DataFrame, cols: Columns) -> None:
+    """The checks a response file gets in memory, on one block of a dataset (the rows the
+    selection keeps): student and skill ids (the identifier
+    rules: no surrounding spaces, invisible or look-alike characters), ``correct`` and
+    ``known`` 0/1, ``order`` a finite number, and -- when read -- the predicted probabilities
+    (:data:`PROBABILITIES`) in [0, 1]."""
+    for name in (cols.student, cols.skill):
+        check_identifiers(block, name)
+    for name in (cols.correct, cols.known):
+        if name in block.columns:
+            binary_column(block, name)
+    if cols.order in block.columns and cols.order != FILE_ORDER:
+        order_column(block, cols.order)
+    for name in PROBABILITIES:  # a predictions dataset (kt evaluate)
+        if name in block.columns:
+            numeric_column(block, name, low=0, high=1)
 
 
 def merge_counts(parts: list[dict]) -> tuple[pd.Series, dict[str, int], int]:
@@ -296,7 +324,7 @@ def value_part_of(block: pd.DataFrame, column: str, cuts: np.ndarray, cols: Colu
     """The value range (of ``cuts``) each row's rounded prediction falls in; -1 for rows the
     selection leaves out."""
     keep, _ = rows.mask(block, cols)
-    v = np.round(pd.to_numeric(block[column], errors="coerce").to_numpy(float), 12)
+    v = np.round(to_numbers(block[column]).to_numpy(float), 12)
     part = np.searchsorted(cuts, v, side="right").astype(np.int64)
     part[~keep] = -1
     return part
@@ -306,8 +334,8 @@ def value_counts_block(block: pd.DataFrame, value: str, label: str) -> pd.DataFr
     """A block reduced, before the shuffle, to its positives and negatives per rounded
     prediction (with the value range): predictions tie massively (every mastered student of a
     skill has the same P(correct)), so this is far smaller than the block."""
-    v = np.round(pd.to_numeric(block[value], errors="coerce").to_numpy(float), 12)
-    y = pd.to_numeric(block[label], errors="coerce").to_numpy(float)
+    v = np.round(to_numbers(block[value]).to_numpy(float), 12)
+    y = to_numbers(block[label]).to_numpy(float)
     bad = ~((y == 0) | (y == 1))
     if bad.any():
         raise InputError(f"expected 0 or 1, got {block[label].iloc[int(np.flatnonzero(bad)[0])]!r}",
