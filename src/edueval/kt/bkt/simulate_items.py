@@ -218,8 +218,8 @@ def _item_column(long: pd.DataFrame) -> str:
     if (long["parameter"] == "share").any() or (long.loc[long["parameter"] == "prior", "group"]
                                                  != "*").any():  # fmt: skip
         raise InputError(
-            "kt simulate draws one prior per skill; this parameter file has a prior per group "
-            "(kt fit --multiprior): simulate from a file without it"
+            "simulation draws one prior per skill; this parameter table has a prior per group "
+            "(a multiprior fit's, per first-response class): simulate from a table without it"
         )
     grouped = long.loc[long["group"] != "*", "group"].astype(str)
     columns = sorted(set(grouped.str.partition("=")[0]))
