@@ -21,7 +21,10 @@ PAIRS: dict[str, dict[str, list[str]]] = {
     "kt": {
         "kt fit": ["edueval.kt:BKT"],
         "kt simulate": ["edueval.kt.bkt.model:simulate"],
-        "kt compare": ["edueval.kt.models.compare:compare_models"],
+        "kt compare": [
+            "edueval.kt.models.compare:compare_models",
+            "edueval.kt.models.registry:make_model",
+        ],
         "kt crossvalidate": ["edueval.kt.models.crossval:cross_validate"],
         "kt evaluate": ["edueval.kt:KTEvaluation"],
         "kt study": ["edueval.kt.replication.study:StudyConfig"],

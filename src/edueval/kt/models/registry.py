@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 
+from ...defaults import SEED
 from ...io import InputError
 from ..bkt.model import BKT
 from ..data import Columns
@@ -78,9 +79,10 @@ def spec_columns(spec: str) -> list[str]:
 
 
 def make_model(
-    spec: str, *, seed: int | None = None, n_restarts: int = 5, columns: Columns | None = None
+    spec: str, *, seed: int | None = SEED, n_restarts: int = 5, columns: Columns | None = None
 ):
-    """A fresh, unfitted estimator for a specification."""
+    """A fresh, unfitted estimator for a specification (``seed``: the BKT restarts' seed, by
+    default the command line's, :data:`edueval.defaults.SEED`)."""
     if spec.startswith("bkt"):
         return BKT(n_restarts=n_restarts, seed=seed, columns=columns, **_bkt_options(spec))
     return {"afm": AFM, "pfa": PFA}[_plain(spec)](columns=columns)
