@@ -51,7 +51,7 @@ import numpy as np
 from . import balance
 from .families import STEPS as _ALL_STEPS
 from .key_cues import char_similarity
-from .library import FAMILIES, baseline_difficulty, build_problem, eligible_families
+from .library import FAMILIES, baseline_difficulty, build_problem, eligible_families, family_order
 from .model import Choice, Problem, Steps
 from .values import format_value
 
@@ -342,10 +342,7 @@ def generate(
             "exist for: " + ", ".join(sorted(STEPS))
         )
     schedule_ss, items_ss = np.random.SeedSequence([seed, 34]).spawn(2)
-    schedule = np.random.default_rng(schedule_ss)
-    order: list[str] = []
-    while len(order) < n:
-        order += [fams[int(k)] for k in schedule.permutation(len(fams))]
+    order = family_order(np.random.default_rng(schedule_ss), fams, n)
     width = max(4, len(str(n)))
     balancer, deficits = balance.Balancer(), {f: Deficit() for f in fams}
     rows = []

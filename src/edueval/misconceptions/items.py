@@ -42,6 +42,7 @@ from .library import (
     build_problem,
     correct_answer,
     eligible_families,
+    family_order,
     rationale,
     rule_answer,
 )
@@ -179,10 +180,7 @@ def _generate(
     """The item stream (see :func:`generate_items`); ``targeted`` deals target ranks."""
     fams = [f.id for f in eligible_families(grades, contents)]
     schedule_ss, items_ss = np.random.SeedSequence(seed).spawn(2)
-    schedule = np.random.default_rng(schedule_ss)
-    order: list[str] = []
-    while len(order) < n:
-        order += [fams[int(k)] for k in schedule.permutation(len(fams))]
+    order = family_order(np.random.default_rng(schedule_ss), fams, n)
     width = max(4, len(str(n)))
     balancer = balance.Balancer()
     dealt = _targets(seed, fams) if targeted else {}

@@ -147,6 +147,15 @@ def build_problem(
     )
 
 
+def family_order(schedule: np.random.Generator, fams: list[str], n: int) -> list[str]:
+    """The families of ``n`` items in turn: shuffled blocks, each family once per block (the
+    plain, the targeted and the hub generators deal their items this way)."""
+    order: list[str] = []
+    while len(order) < n:
+        order += [fams[int(k)] for k in schedule.permutation(len(fams))]
+    return order
+
+
 def eligible_families(
     grades: Iterable[int] | None = None,
     contents: Iterable[str] | None = None,
