@@ -46,6 +46,7 @@ PAIRS: dict[str, dict[str, list[str]]] = {
         "items simulate": ["edueval.items:ClassroomConfig"],
         "items dif": ["edueval.items.dif:dif"],
         "items irt": ["edueval.items:IRT"],
+        "items reliability": ["edueval.items.reliability:reliability"],
         "items irt-compare": ["edueval.items:compare_irt", "edueval.items:IRT"],
     },
     "qgsms": {"qgsms run": ["edueval.qgsms:evaluate"], "qgsms score": ["edueval.qgsms:score"]},

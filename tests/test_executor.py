@@ -203,7 +203,7 @@ def test_kt_study_replications_identical_on_the_cluster(cluster):
     _frames_equal(here.variant.table3, there.variant.table3)
     # the replications differ from each other, and the spread is their SD
     t3 = here.table3.query("metric == 'mol_mad'")
-    assert not here.results[0].scores.equals(here.results[1].scores)
+    assert not here.studies[0].scores.equals(here.studies[1].scores)
     sd = here.table3_spread.set_index("metric").loc["mol_mad", "mean_rank_true_sd"]
     assert sd == pytest.approx(t3["mean_rank_true"].std(ddof=1))
     assert replication_seeds(11, 1) == [11]  # one replication is today's single run

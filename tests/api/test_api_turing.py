@@ -41,3 +41,16 @@ def test_turing_analyze_snippet_equals_the_command_line(sandbox):
     assert_same_table(res.tests, cli / "an/tests.csv")
     assert res.verdict == written["verdict"] and res.n == 600
     assert len(res.to_frame()) > len(res.tests)
+
+
+def test_turing_simulate_snippet(sandbox):
+    ns = sandbox.run_snippet("turing simulate")
+    sim, full = ns["sim"], ns["full"]
+    sandbox.check_summary(sim)
+    sandbox.check_summary(full)
+    # the full study's verdict rates are the simulated study's: same configuration and seed
+    assert_same(full.main.to_frame().to_dict("list"), sim.to_frame().to_dict("list"), "rates")
+    assert list(full.type1["rho"]) == [0.0]
+    assert sorted(full.convergence["n_students"].unique()) == [10, 40]
+    assert len(full.consistency) and len(full.by_accuracy) == 3 * 3
+    assert sim.results()["type1"] == [] and full.results()["type1"]

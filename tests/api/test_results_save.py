@@ -504,3 +504,66 @@ def test_reliability_results_are_items_analyze_s(sandbox, tmp_path):
     written = json.loads((cli / "an/results.json").read_text())
     assert res.reliability is not None
     assert_same(res.reliability.results(), written["reliability"], "reliability")
+
+
+def test_items_reliability(sandbox, tmp_path, scores_csv):
+    from edueval.items import read_scores
+    from edueval.items.reliability import reliability
+
+    cli = sandbox.cli("items", "reliability", scores_csv[1], "--missing", "complete",
+                      "--level", 0.9, "--out", "rel")  # fmt: skip
+    res = reliability(read_scores(scores_csv[1]), missing="complete", level=0.9)
+    save_and_compare(res, cli / "rel", tmp_path)
+    written = json.loads((cli / "rel/results.json").read_text())
+    assert written["missing"] == "complete" and written["level"] == 0.9
+
+
+@pytest.mark.parametrize("replications", [1, 2])
+def test_kt_study(sandbox, tmp_path, replications):
+    from edueval.kt import StudyConfig, StudyReplications, replicate_study
+
+    cli = sandbox.cli("kt", "study", "--students", 30, "--skills", 3, "--opportunities", 6,
+                      "--random-sets", 2, "--replications", replications, "--seed", 4,
+                      "--out", "study")  # fmt: skip
+    cfg = StudyConfig(n_students=30, n_skills=3, n_opportunities=6, n_random_sets=2, seed=4)
+    reps = replicate_study(cfg, replications)
+    assert isinstance(reps, StudyReplications) and len(reps.studies) == replications
+    # seconds: each run's own timing
+    written = json.loads((cli / "study/results.json").read_text())
+    reps.first.seconds = written["seconds"]
+    save_and_compare(reps, cli / "study", tmp_path)
+    assert len(reps.to_frame()) == replications * len(reps.first.table3)
+
+
+def _same_seconds(res, command: Path) -> None:
+    """A run's own timings (the only numbers two runs of one simulation do not share)."""
+    written = json.loads((command / "results.json").read_text())
+    res.seconds = written["seconds"]
+    if hasattr(res, "seconds_main"):
+        res.seconds_main = written["seconds_main_simulation"]
+
+
+def test_turing_simulate_main_only(sandbox, tmp_path):
+    from edueval.turing import SimConfig, SimulatedStudy, simulate_study
+
+    cli = sandbox.cli("turing", "simulate", "--students", 12, "--questions", 6, "--reps", 30,
+                      "--sizes", "6", "--seed", 3, "--main-only", "--out", "sim")  # fmt: skip
+    sim = simulate_study(SimConfig(n_students=12, n_questions=6, reps=30, seed=3),
+                         n_students_grid=[6])  # fmt: skip
+    assert isinstance(sim, SimulatedStudy)
+    _same_seconds(sim, cli / "sim")
+    save_and_compare(sim, cli / "sim", tmp_path)
+    assert not (cli / "sim/type1.csv").exists()
+
+
+def test_turing_simulate(sandbox, tmp_path):
+    from edueval.turing import SimConfig, SimulationResults, simulation_results
+
+    cli = sandbox.cli("turing", "simulate", "--students", 12, "--questions", 6, "--reps", 30,
+                      "--sizes", "6", "--p-rules", "0.5", "--seed", 3, "--out", "sim")  # fmt: skip
+    res = simulation_results(SimConfig(n_students=12, n_questions=6, reps=30, seed=3),
+                             grid=[6], p_rules=[0.5])  # fmt: skip
+    assert isinstance(res, SimulationResults)
+    _same_seconds(res, cli / "sim")
+    save_and_compare(res, cli / "sim", tmp_path)
+    assert len(res.type1) == 4 and len(res.convergence)

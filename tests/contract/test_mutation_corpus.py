@@ -154,6 +154,12 @@ def _targets() -> list[Target]:
             lambda f, o, u: ["items", "dif", f["s"], "--group", "grp", "--out", o],
         ),
         Target(
+            "items-reliability.scores",
+            {"s": C.score_table("jsonl")},
+            "s",
+            lambda f, o, u: ["items", "reliability", f["s"], "--out", o],
+        ),
+        Target(
             "items-pairs.responses",
             {"r": C.items_responses(), "items": C.items_jsonl()},
             "r",

@@ -108,6 +108,7 @@ CASES: dict[str, Case] = {
         {"scores": CSV, "students": "student,g\na,x\n"},
     ),
     "items irt": Case(("items", "irt", "{scores}"), {"scores": CSV}),
+    "items reliability": Case(("items", "reliability", "{scores}"), {"scores": CSV}),
     "items irt-compare": Case(
         ("items", "irt-compare", "{real}", "{simulated}"), {"real": CSV, "simulated": CSV}
     ),

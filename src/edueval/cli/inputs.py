@@ -34,6 +34,7 @@ READS: dict[str, dict[str, tuple[str, ...]]] = {
     "items pairs": {"responses": _ITEM_SOURCE, "items": ("items.items-file",)},
     "items dif": {"scores": ("items.score-table",), "students": ("items.students-file",)},
     "items irt": {"scores": ("items.score-table",)},
+    "items reliability": {"scores": ("items.score-table",)},
     "items irt-compare": {"real": ("items.score-table",), "simulated": ("items.score-table",)},
     "malalgo run": {"questions": ("malalgo.malalgoqa-question-file",)},
     "malalgo audit": {"questions": ("malalgo.malalgoqa-question-file",)},

@@ -193,6 +193,47 @@ def dif(
     done(path, json=json_out)
 
 
+@app.command()
+def reliability(
+    scores: Annotated[
+        Path,
+        typer.Argument(
+            dir_okay=False,
+            help="Score table: long (student, item, correct | score) or wide (student plus one "
+            "column per item); a blank cell = not administered.",
+        ),
+    ],
+    missing: Annotated[
+        str,
+        typer.Option(
+            help="How blank cells enter: pairwise (each covariance over the students who "
+            "answered both items) or complete (only students who answered every item)."
+        ),
+    ] = "pairwise",
+    level: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Level of Feldt's interval (0-1).")
+    ] = 0.95,
+    out: OutOption = None,
+    overwrite: OverwriteOption = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Reliability of a test: Cronbach's alpha (KR-20 on 0/1 items) with Feldt's interval,
+    alpha if an item is deleted, SEM, odd-even split half with Spearman-Brown."""
+    from ..items.reliability_pipeline import reliability_run
+
+    path = out_dir(out, "items reliability", overwrite, inputs=())
+    res = reliability_run(path, scores, missing=missing, level=level)
+    low, high = res["alpha_low"], res["alpha_high"]
+    alpha = res["alpha"]
+    say(
+        f"{res['n_items']} items, {res['n_used']} of {res['n_students']} students: alpha "
+        + ("undefined" if alpha is None else f"{alpha:.3f}")
+        + ("" if low is None or high is None else f" [{low:.3f}, {high:.3f}]")
+        + ("" if res["sem"] is None else f", SEM {res['sem']:.3f}")
+    )
+    done(path, json=json_out)
+
+
 #: Bytes per simulated (student, question) response in memory, its table rows included.
 CELL_BYTES = 400
 

@@ -387,6 +387,14 @@ def simulate(
             help="CSV rule,frequency (default: the documented nine).",
         ),
     ] = None,
+    main_only: Annotated[
+        bool,
+        typer.Option(
+            "--main-only",
+            help="Only the verdict rates at --students and --sizes: leave out the further "
+            "studies (by the expert's accuracy, by --p-rules, type-I error, convergence).",
+        ),
+    ] = False,
     seed: SeedOption = 0,
     se: ClusterSeOption = TURING_SIMULATION_SE,
     out: OutOption = None,
@@ -413,8 +421,10 @@ def simulate(
     path = out_dir(out, "turing simulate", overwrite, inputs=())
     with open_executor(cluster, scheduler) as executor:
         res = simulate_run(
-            path, cfg, n_students_grid=grid, p_rules=rules, log=say, executor=executor
-        )
+            path, cfg, n_students_grid=grid, p_rules=[] if main_only else rules, log=say,
+            executor=executor, human_accuracies=[] if main_only else None,
+            type1_rhos=[] if main_only else None, convergence_sizes=[] if main_only else None,
+        )  # fmt: skip
     show(res["verdicts_main"].to_string(index=False), json_out)
     say(
         f"oracle draw rate {res['oracle_draw_rate']:.3f}; unconditioned told apart "

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..results import RunResults
+
 __all__ = ["MISSING", "Reliability", "cronbach_alpha", "feldt_interval", "reliability"]
 
 MISSING = ("pairwise", "complete")
@@ -96,9 +98,13 @@ def _pairwise(x: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 @dataclass
-class Reliability:
+class Reliability(RunResults):
     """Results of :func:`reliability`: the coefficients, and per item ``items`` (``item, n,
-    mean, sd, alpha_if_deleted``)."""
+    mean, sd, alpha_if_deleted``).  ``results()`` is ``items reliability``'s results.json (and
+    the ``reliability`` entry of ``items analyze``'s); ``save(folder)`` writes the folder
+    ``items reliability`` writes."""
+
+    _writer = "edueval.items.reliability_pipeline:save_reliability"
 
     alpha: float
     alpha_low: float
@@ -128,10 +134,8 @@ class Reliability:
             out[key] = None if isinstance(value, float) and not np.isfinite(value) else value
         return out
 
-    def results(self) -> dict[str, float | int | str | bool | None]:
-        """The coefficients as ``items analyze``'s results.json holds them under
-        ``reliability`` (no command writes a reliability alone, so there is no ``save``: the
-        folder is :meth:`ItemAnalysis.save`'s)."""
+    def headline(self) -> dict[str, float | int | str | bool | None]:
+        """The coefficients of ``items reliability``'s results.json (NaN as None)."""
         return self.as_dict()
 
     def to_frame(self) -> pd.DataFrame:

@@ -9,6 +9,8 @@ Python API (in memory: DataFrames in, results objects out, nothing written)::
     ev = evaluate(model.predict(responses), params=model)   # KTEvaluation
     print(ev.summary()); ev.performance["auc"]; ev.mol_mad; ev.to_frame()
     from edueval.kt import AFM, PFA, Roster, save_model, load_model, cross_validate, compare_models
+    from edueval.kt import StudyConfig, replicate_study      # kt study
+    reps = replicate_study(StudyConfig(n_students=200, n_skills=10), 3); print(reps.summary())
 
 Layout (compute modules import no run folder, report or command line; run modules stay apart):
 
@@ -35,6 +37,8 @@ from .mastery import moment_of_learning, n_correct_in_a_row
 
 if TYPE_CHECKING:  # the names imported on first use, for type checkers
     from .bkt.model import BKT, FitResult, NotFittedError, forward, simulate
+    from .replication.replications import StudyReplications, replicate_study
+    from .replication.study import StudyConfig
 
 # Imported on first use (PEP 562): the model comparison pulls in scipy.stats, scipy.optimize and
 # scipy.sparse, about a second that every `edueval` command would otherwise pay at start-up; the
@@ -57,6 +61,9 @@ _LAZY = {
     "make_model": "models.registry",
     "Roster": "models.roster",
     "replay": "models.roster",
+    "StudyConfig": "replication.study",
+    "StudyReplications": "replication.replications",
+    "replicate_study": "replication.replications",
 }
 
 
@@ -83,6 +90,8 @@ __all__ = [
     "Roster",
     "RowFilter",
     "Sequences",
+    "StudyConfig",
+    "StudyReplications",
     "compare_models",
     "cross_validate",
     "draw_item_params",
@@ -100,6 +109,7 @@ __all__ = [
     "read_params",
     "read_responses",
     "replay",
+    "replicate_study",
     "save_model",
     "simulate",
     "simulate_items",

@@ -24,7 +24,9 @@ Python API (in memory: no output folder, no file written, nothing printed)::
     print(coverage_plan(k=10, p_min=0.05, confidence=0.95, reveal=0.2).summary())
     from edueval.turing import SimConfig, simulate_study               # turing simulate
     sim = simulate_study(SimConfig(n_students=100, n_questions=25, reps=1000))
-    print(sim.summary()); sim.rates
+    print(sim.summary()); sim.rates; sim.save("sim")       # turing simulate --main-only
+    full = simulation_results(SimConfig(reps=200), grid=[10, 40])   # turing simulate, all studies
+    print(full.summary()); full.type1; full.save("sim-full")
 
 The run folders (``edueval turing ...``) are written by the run modules :mod:`.pipeline` and
 :mod:`.generate_runs` (``generate_run``, ``analyze_run``, ...: loaded on first use, so that
@@ -44,6 +46,7 @@ from .data import misconception_tuples, read_phase1
 from .generation import TuringGeneration, generate
 from .power import Rates, power_normal, power_table, sample_size, simulate_power
 from .simulate import DEFAULT_FREQUENCIES, SimConfig, SimulatedStudy, simulate_study
+from .simulation_study import SimulationResults, simulation_results
 from .stats import VERDICTS, batch_tests
 
 __all__ = [
@@ -54,6 +57,7 @@ __all__ = [
     "Rates",
     "SimConfig",
     "SimulatedStudy",
+    "SimulationResults",
     "TuringGeneration",
     "TuringResults",
     "analyze_choices",
@@ -71,6 +75,7 @@ __all__ = [
     "sample_size",
     "simulate_power",
     "simulate_study",
+    "simulation_results",
 ]
 
 #: run-layer functions (they write run folders), imported on first use (PEP 562)

@@ -5,12 +5,12 @@ writing run directories (``generate`` is in its own module; the MCQs themselves 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..executor import InProcess
 from ..io import InputError
 from ..report import Report
 from ..report.figures import new_figure
@@ -27,14 +27,22 @@ from .assemble import (
 from .coverage import CoverageResults, coverage_plan, students_needed
 from .power import (
     Rates,
-    design_effect,
     map_power,
     power_normal,
     power_table,
     sample_size,
-    verdict_convergence,
+    type1_table,
 )
-from .simulate import AIS, SimConfig, SimulatedStudy, simulate_study
+from .simulate import AIS, SimConfig, SimulatedStudy
+from .simulation_study import (
+    CONVERGENCE_SIZES,
+    DEFAULT_ACCURACIES,
+    DEFAULT_GRID,
+    DEFAULT_P_RULES,
+    DEFAULT_RHOS,
+    SimulationResults,
+    simulation_results,
+)
 from .stats import CLUSTER_SE, DEFAULT_SE, N_BOOT, SIMULATION_SE
 
 _VERDICT_COLORS = {
@@ -168,51 +176,6 @@ def write_analysis(run: RunDir, res: TuringResults, source: str) -> dict:
     results = dict(res.headline())
     run.finish(results, rep.render())
     return results
-
-
-def type1_table(
-    *,
-    rho_values: list[float],
-    n_students: int = 100,
-    m: int = 25,
-    eps: float = 0.10,
-    delta: float = 0.05,
-    alpha: float = 0.05,
-    reps: int = 2000,
-    seed: int = 0,
-    rates: Rates | None = None,
-    executor=None,
-    se: str = SIMULATION_SE,
-) -> pd.DataFrame:
-    """Share of ``draw`` when the truth is exactly |p_AI − p_Human| = ε (the boundary of the
-    equivalence null), clustered (``se``) vs naive SEs, with the Monte-Carlo bound α + 2·MC-SE."""
-    base = rates or Rates(0.30, 0.30, 0.10)
-    r = Rates(base.ai + eps / 2, base.human - eps / 2, base.random)
-    sims = map_power(
-        [
-            dict(rates=r, n_students=n_students, m=m, eps=eps, delta=delta, alpha=alpha, rho=rho,
-                 reps=reps, seed=seed + 1000 + i, se=se)
-            for i, rho in enumerate(rho_values)
-        ],
-        executor,
-    )  # fmt: skip
-    rows = []
-    for rho, sim in zip(rho_values, sims, strict=True):
-        rows.append(
-            {
-                "rho": rho,
-                "design_effect": design_effect(m, rho),
-                "p_ai": r.ai,
-                "p_human": r.human,
-                "clustered_se": se,
-                "draw_rate_clustered": sim["clustered"]["draw"],
-                "draw_rate_naive": sim["naive"]["draw"],
-                "nominal_alpha": alpha,
-                "mc_bound": alpha + 2 * np.sqrt(alpha * (1 - alpha) / reps),
-                "reps": reps,
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def _type1_figure(t1: pd.DataFrame):
@@ -369,52 +332,6 @@ def _power_sections(
     rep.section("Power curves").figure(fig)
 
 
-def _by_consistency(
-    cfg: SimConfig, bank, p_rules: list[float], sizes: list[int], executor=None
-) -> pd.DataFrame:
-    """Oracle draw and unconditioned told-apart rates by p_rule and number of students."""
-    rows = []
-    for p in p_rules:
-        c = SimConfig(**{**cfg.__dict__, "p_rule": p, "frequencies": dict(cfg.frequencies)})
-        c.reps = max(50, cfg.reps // 4)
-        res = simulate_study(c, n_students_grid=sizes, bank=bank, executor=executor)
-        rates = res["rates"][res["rates"]["se"] == "clustered"]
-        means = res["means"][res["means"]["ai"] == "unconditioned"].set_index("n_students")
-        for n, sub in rates.groupby("n_students"):
-            piv = sub.pivot(index="ai", columns="verdict", values="rate")
-            rows.append(
-                {
-                    "p_rule": p,
-                    "n_students": int(n),
-                    "unconditioned_gap": float(means.loc[n, "p_human"] - means.loc[n, "p_ai"]),
-                    "oracle_draw": float(piv.loc["oracle", "draw"]),
-                    "unconditioned_told_apart": float(
-                        piv.loc["unconditioned", "human_better"]
-                        + piv.loc["unconditioned", "ai_better"]
-                    ),
-                    "random_told_apart": float(
-                        piv.loc["random", "human_better"] + piv.loc["random", "ai_better"]
-                    ),
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def _students_needed(cons: pd.DataFrame, power: float = 0.8) -> pd.DataFrame:
-    """Per p_rule, the fewest simulated students whose rate reaches ``power`` (None if none)."""
-    rows = []
-    for p, sub in cons.groupby("p_rule"):
-        row: dict = {"p_rule": p, "unconditioned_gap": float(sub["unconditioned_gap"].mean())}
-        for col in ("oracle_draw", "unconditioned_told_apart", "random_told_apart"):
-            ok = sub.loc[sub[col] >= power, "n_students"]
-            row[col] = int(ok.min()) if len(ok) else None
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    for col in ("oracle_draw", "unconditioned_told_apart", "random_told_apart"):
-        out[col] = out[col].astype("Int64")
-    return out
-
-
 def _consistency_figure(cons: pd.DataFrame, n_questions: int):
     fig, _ = new_figure(8.0, 3.2)
     fig.clf()
@@ -432,19 +349,6 @@ def _consistency_figure(cons: pd.DataFrame, n_questions: int):
     axs[0].set_ylabel("share of replications")
     axs[1].legend(fontsize=7)
     return fig
-
-
-CONVERGENCE_SIZES = [10, 40, 160, 640, 2560]
-
-
-def _convergence(cfg: SimConfig, sizes: list[int], executor=None) -> pd.DataFrame:
-    """Verdict rates as students grow for gaps below, at and above eps (see
-    :func:`~.power.verdict_convergence`; Dirichlet-multinomial students, rho 0.02)."""
-    gaps = [round(0.9 * cfg.eps, 10), cfg.eps, round(2 * cfg.eps, 10)]
-    return verdict_convergence(
-        gaps=gaps, sizes=sizes, m=cfg.n_questions, eps=cfg.eps, delta=cfg.delta,
-        alpha=cfg.alpha, rho=0.02, reps=cfg.reps, seed=cfg.seed, executor=executor, se=cfg.se,
-    )  # fmt: skip
 
 
 def _convergence_figure(conv: pd.DataFrame, eps: float, alpha: float):
@@ -483,110 +387,6 @@ def _convergence_section(rep: Report, conv: pd.DataFrame, cfg: SimConfig) -> Non
     )
 
 
-@dataclass
-class SimulationResults:
-    """Everything ``turing simulate`` computes (the report and tables are made from this)."""
-
-    cfg: SimConfig
-    grid: list[int]
-    p_rules: list[float]
-    main: SimulatedStudy  # simulate_study at cfg.n_students and the grid
-    by_accuracy: pd.DataFrame
-    consistency: pd.DataFrame
-    type1: pd.DataFrame
-    convergence: pd.DataFrame
-    seconds_main: float
-    seconds: float = field(default=0.0)
-
-    @property
-    def rates(self) -> pd.DataFrame:
-        return self.main["rates"]
-
-    def verdicts_main(self) -> pd.DataFrame:
-        """Clustered verdict rates per AI at the main size (AI x verdict)."""
-        r = self.rates
-        main_cl = r[(r["se"] == "clustered") & (r["n_students"] == self.cfg.n_students)]
-        return main_cl.pivot(index="ai", columns="verdict", values="rate").reindex(AIS)
-
-    def first_size(self, ai: str, verdicts: list[str]) -> int | None:
-        """Fewest simulated students at which ``verdicts`` reach 80% for ``ai``."""
-        r = self.rates
-        r = r[(r["se"] == "clustered") & (r["ai"] == ai) & r["verdict"].isin(verdicts)]
-        s = r.groupby("n_students")["rate"].sum()
-        ok = s[s >= 0.8]
-        return int(ok.index.min()) if len(ok) else None
-
-    def headline(self) -> dict:
-        """The results.json numbers."""
-        piv = self.verdicts_main()
-        return {
-            "oracle_draw_rate": float(piv.loc["oracle", "draw"]),
-            # told apart = a decisive verdict that one of the two is better
-            "unconditioned_told_apart_rate": float(
-                piv.loc["unconditioned", "human_better"] + piv.loc["unconditioned", "ai_better"]
-            ),
-            "unconditioned_human_better_rate": float(piv.loc["unconditioned", "human_better"]),
-            "oracle_80pct_draw_students": self.first_size("oracle", ["draw"]),
-            "unconditioned_80pct_apart_students": self.first_size(
-                "unconditioned", ["human_better", "ai_better"]
-            ),
-            "verdicts_main": piv.reset_index(),
-            "students_needed_by_consistency": _students_needed(self.consistency),
-            "type1": self.type1,
-            "verdict_convergence": self.convergence,
-            "seconds_main_simulation": self.seconds_main,
-            "seconds": self.seconds,
-        }
-
-
-def _by_human_accuracy(cfg: SimConfig, bank, accs: list[float], executor=None) -> pd.DataFrame:
-    """Clustered verdict rates per AI at the main size for each accuracy of the human expert."""
-    rows = []
-    for a in accs:
-        c2 = SimConfig(
-            **{**cfg.__dict__, "human_accuracy": a, "frequencies": dict(cfg.frequencies)}
-        )
-        c2.reps = max(50, cfg.reps // 4)
-        r2 = simulate_study(c2, bank=bank, executor=executor)["rates"]
-        r2 = r2[(r2["se"] == "clustered")]
-        for ai in AIS:
-            sel = r2[r2["ai"] == ai].set_index("verdict")["rate"]
-            rows.append({"human_accuracy": a, "ai": ai, **sel.to_dict()})
-    return pd.DataFrame(rows)
-
-
-def simulation_results(
-    cfg: SimConfig,
-    *,
-    grid: list[int],
-    accs: list[float],
-    rhos: list[float],
-    p_rules: list[float],
-    conv_sizes: list[int],
-    log=None,
-    executor=None,
-) -> SimulationResults:
-    """The whole ``turing simulate`` computation; every replication chunk, size and cell is an
-    independent task on ``executor``, so the numbers do not depend on where they run."""
-    t0 = time.perf_counter()
-    main = simulate_study(cfg, n_students_grid=grid, log=log, executor=executor)
-    seconds_main = time.perf_counter() - t0
-    by_acc = _by_human_accuracy(cfg, main["bank"], accs, executor)
-    # how consistently students act on a held misconception decides the sample size needed
-    cons = _by_consistency(
-        cfg, main["bank"], p_rules, sorted(set(grid) | {cfg.n_students}), executor
-    )
-    t1 = type1_table(
-        rho_values=rhos, n_students=cfg.n_students, m=cfg.n_questions, eps=cfg.eps,
-        delta=cfg.delta, alpha=cfg.alpha, reps=max(1000, cfg.reps), seed=cfg.seed,
-        executor=executor, se=cfg.se,
-    )  # fmt: skip
-    conv = _convergence(cfg, conv_sizes, executor)
-    res = SimulationResults(cfg, grid, p_rules, main, by_acc, cons, t1, conv, seconds_main)
-    res.seconds = time.perf_counter() - t0
-    return res
-
-
 def simulate_run(
     out: Path,
     cfg: SimConfig,
@@ -601,45 +401,75 @@ def simulate_run(
 ) -> dict:
     """``turing simulate``: :func:`simulation_results` written as tables, report and results."""
     cfg.check()
-    conv_sizes = convergence_sizes if convergence_sizes is not None else CONVERGENCE_SIZES
-    grid = n_students_grid if n_students_grid is not None else [5, 10, 20, 40, 100]
-    accs = human_accuracies if human_accuracies is not None else [0.5, 0.7, 0.9]
-    rhos = type1_rhos if type1_rhos is not None else [0.0, 0.1, 0.3, 0.5]
-    p_rules = p_rules if p_rules is not None else [0.2, 0.4, 0.6]
+    grid = DEFAULT_GRID if n_students_grid is None else n_students_grid
+    accs = DEFAULT_ACCURACIES if human_accuracies is None else human_accuracies
+    rhos = DEFAULT_RHOS if type1_rhos is None else type1_rhos
+    p_rules = DEFAULT_P_RULES if p_rules is None else p_rules
+    conv_sizes = CONVERGENCE_SIZES if convergence_sizes is None else convergence_sizes
     for p in p_rules:
         if not 0 <= p <= 1:
             raise InputError(f"p_rules= values must be in [0, 1], got {p}")
-    params = {k: v for k, v in cfg.__dict__.items() if k not in ("seed",)}
-    params.update(
-        {"n_students_grid": grid, "human_accuracies": accs, "type1_rhos": rhos, "p_rules": p_rules,
-         "convergence_sizes": conv_sizes}
-    )  # fmt: skip
-    if executor is not None:
+    params = _simulation_params(cfg, grid, accs, rhos, p_rules, conv_sizes)
+    if executor is not None and not isinstance(executor, InProcess):
         params["executor"] = executor.describe()
     run = RunDir(out, command="turing simulate", params=params, seed=cfg.seed)
     res = simulation_results(
         cfg, grid=grid, accs=accs, rhos=rhos, p_rules=p_rules, conv_sizes=conv_sizes, log=log,
         executor=executor,
     )  # fmt: skip
+    return write_simulation(run, res)
+
+
+def _simulation_params(cfg: SimConfig, grid, accs, rhos, p_rules, conv_sizes) -> dict:
+    params = {k: v for k, v in cfg.__dict__.items() if k not in ("seed",)}
+    params.update(
+        {"n_students_grid": list(grid), "human_accuracies": list(accs), "type1_rhos": list(rhos),
+         "p_rules": list(p_rules), "convergence_sizes": list(conv_sizes)}
+    )  # fmt: skip
+    return params
+
+
+def write_simulation(run: RunDir, res: SimulationResults) -> dict:
+    """Tables, report and results.json of ``turing simulate`` (the command,
+    :meth:`SimulationResults.save` and :meth:`SimulatedStudy.save` write through here); a
+    further study left out writes no table."""
     run.table("verdict_rates", res.rates)
     run.table("mean_rates", res.main["means"])
     run.table("bank_examples", pd.DataFrame(res.main["bank"].examples))
     run.table("example_phase2", res.main["example"])
-    run.table("verdicts_by_human_accuracy", res.by_accuracy)
-    run.table("verdicts_by_consistency", res.consistency)
-    run.table("type1", res.type1)
-    run.table("verdict_convergence", res.convergence)
+    for name, table in (("verdicts_by_human_accuracy", res.by_accuracy),
+                        ("verdicts_by_consistency", res.consistency), ("type1", res.type1),
+                        ("verdict_convergence", res.convergence)):  # fmt: skip
+        if len(table.columns):
+            run.table(name, table)
     results = res.headline()
     run.finish(results, _simulation_report(res).render())
     return results
 
 
+def save_simulation(res: SimulationResults, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`SimulationResults.save`: the folder ``turing simulate`` writes."""
+    params = _simulation_params(res.cfg, res.grid, res.human_accuracies, res.type1_rhos,
+                                res.p_rules, res.convergence_sizes)  # fmt: skip
+    run = saved_run(folder, "turing simulate", params=params, seed=res.cfg.seed,
+                    overwrite=overwrite)  # fmt: skip
+    write_simulation(run, res)
+    return run.path
+
+
+def save_simulated_study(
+    sim: SimulatedStudy, folder: str | Path, *, overwrite: bool = False
+) -> Path:
+    """:meth:`SimulatedStudy.save`: the folder ``turing simulate --main-only`` writes."""
+    empty = pd.DataFrame()
+    res = SimulationResults(sim.config, list(sim.sizes), [], sim, empty, empty, empty, empty,
+                            sim.seconds, sim.seconds)  # fmt: skip
+    return save_simulation(res, folder, overwrite=overwrite)
+
+
 def _simulation_report(res: SimulationResults) -> Report:
     """The HTML report of ``turing simulate``."""
-    cfg, rates, grid, p_rules = res.cfg, res.rates, res.grid, res.p_rules
-    main, acc_df, cons, t1, conv = (
-        res.main, res.by_accuracy, res.consistency, res.type1, res.convergence
-    )  # fmt: skip
+    cfg, rates, grid, main, conv = res.cfg, res.rates, res.grid, res.main, res.convergence
     seconds_main = res.seconds_main
     piv = res.verdicts_main()
     h = res.headline()
@@ -682,7 +512,8 @@ def _simulation_report(res: SimulationResults) -> Report:
         ]
     )
     rep.section("Verdict rates at the main size (clustered SEs)").table(piv.reset_index())
-    _convergence_section(rep, conv, cfg)
+    if len(conv):
+        _convergence_section(rep, conv, cfg)
     rep.section("Mean selection rates").table(main["means"])
     fig, axes = new_figure(9.0, 3.2)
     fig.clf()
@@ -706,8 +537,29 @@ def _simulation_report(res: SimulationResults) -> Report:
         fontsize=7,
     )
     rep.section("Verdict rates vs sample size").figure(fig)
-    rep.section("Verdicts by human accuracy").table(acc_df)
-    need = h["students_needed_by_consistency"]
+    _further_sections(rep, res, h["students_needed_by_consistency"])
+    rep.section("Examples from the question bank").table(
+        pd.DataFrame(main["bank"].examples).head(12)
+    )
+    return rep
+
+
+def _further_sections(rep: Report, res: SimulationResults, need: pd.DataFrame) -> None:
+    """The sections of the further studies that were run."""
+    cfg, acc_df, cons, t1 = res.cfg, res.by_accuracy, res.consistency, res.type1
+    if len(acc_df):
+        rep.section("Verdicts by human accuracy").table(acc_df)
+    if len(cons):
+        _consistency_section(rep, res, need)
+    if len(t1):
+        rep.section("Type-I error of 'draw' (naive vs clustered SEs)").text(
+            f"Dirichlet-multinomial students (see turing power), p_AI - p_Human = eps = {cfg.eps} "
+            "exactly: draw must be declared in at most alpha of replications."
+        ).table(t1, digits=4).figure(_type1_figure(t1))
+
+
+def _consistency_section(rep: Report, res: SimulationResults, need: pd.DataFrame) -> None:
+    cfg, cons, p_rules = res.cfg, res.consistency, res.p_rules
     rep.section("Sample size by how consistently students act on a misconception").text(
         f"The same study with p_rule (the chance that a student picks the distractor of a "
         f"misconception they hold when it is shown) at {', '.join(map(str, p_rules))} instead of "
@@ -722,14 +574,6 @@ def _simulation_report(res: SimulationResults) -> Report:
     ).table(
         need, caption="fewest students (of those simulated) reaching 80%; <NA>: not reached"
     ).table(cons, digits=3).figure(_consistency_figure(cons, cfg.n_questions))
-    rep.section("Type-I error of 'draw' (naive vs clustered SEs)").text(
-        f"Dirichlet-multinomial students (see turing power), p_AI - p_Human = eps = {cfg.eps} "
-        "exactly: draw must be declared in at most alpha of replications."
-    ).table(t1, digits=4).figure(_type1_figure(t1))
-    rep.section("Examples from the question bank").table(
-        pd.DataFrame(main["bank"].examples).head(12)
-    )
-    return rep
 
 
 def coverage_run(out: Path, *, k: int, p_min: float | None, zipf: float | None,

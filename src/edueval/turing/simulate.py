@@ -46,6 +46,7 @@ numbers), each against the same human.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,7 @@ from ..misconceptions import (
     sample_problem,
     slip_answer,
 )
+from ..results import RunResults
 from ..tables import Col, Schema
 from .stats import CLUSTER_SE, FIELDS, SIMULATION_SE, VERDICTS, batch_tests
 
@@ -410,22 +412,66 @@ def _size_rows(cfg: SimConfig, g: int, parts: list[dict]) -> tuple[list[dict], l
 
 
 @dataclass
-class SimulatedStudy:
+class SimulatedStudy(RunResults):
     """Results of :func:`simulate_study`: ``rates`` (tidy: ``ai, n_students, se, verdict,
     rate``), ``means`` (mean selection rates per AI and size), the item ``bank``, ``example``
-    (replication 0 as Phase-2 choices) and the ``config``.  ``res["rates"]`` works too (the
-    mapping it used to be)."""
+    (replication 0 as Phase-2 choices), the ``config``, the other ``sizes`` simulated and the
+    ``seconds`` it took.  ``res["rates"]`` works too (the mapping it used to be).
+
+    ``results()`` and ``save(folder)`` are those of ``turing simulate --main-only`` (the
+    verdict rates by size without the command's further studies: by the expert's accuracy, by
+    how consistently students act on a misconception, type-I error and convergence)."""
+
+    _writer = "edueval.turing.pipeline:save_simulated_study"
 
     rates: pd.DataFrame = field(repr=False)
     means: pd.DataFrame = field(repr=False)
     bank: Bank = field(repr=False)
     example: pd.DataFrame = field(repr=False)
     config: SimConfig
+    sizes: list[int] = field(default_factory=list)
+    seconds: float = 0.0
 
     def __getitem__(self, key: str):
         if key not in ("rates", "means", "bank", "example"):
             raise KeyError(key)
         return getattr(self, key)
+
+    def verdicts_main(self) -> pd.DataFrame:
+        """Clustered verdict rates per AI at the main size (AI x verdict)."""
+        r = self.rates
+        main_cl = r[(r["se"] == "clustered") & (r["n_students"] == self.config.n_students)]
+        return main_cl.pivot(index="ai", columns="verdict", values="rate").reindex(list(AIS))
+
+    def first_size(self, ai: str, verdicts: list[str]) -> int | None:
+        """Fewest simulated students at which ``verdicts`` reach 80% for ``ai``."""
+        r = self.rates
+        r = r[(r["se"] == "clustered") & (r["ai"] == ai) & r["verdict"].isin(verdicts)]
+        s = r.groupby("n_students")["rate"].sum()
+        ok = s[s >= 0.8]
+        return int(ok.index.min()) if len(ok) else None
+
+    def headline(self) -> dict:
+        """The results.json numbers of the verdict rates (the further studies' entries empty)."""
+        piv = self.verdicts_main()
+        return {
+            "oracle_draw_rate": float(piv.loc["oracle", "draw"]),
+            # told apart = a decisive verdict that one of the two is better
+            "unconditioned_told_apart_rate": float(
+                piv.loc["unconditioned", "human_better"] + piv.loc["unconditioned", "ai_better"]
+            ),
+            "unconditioned_human_better_rate": float(piv.loc["unconditioned", "human_better"]),
+            "oracle_80pct_draw_students": self.first_size("oracle", ["draw"]),
+            "unconditioned_80pct_apart_students": self.first_size(
+                "unconditioned", ["human_better", "ai_better"]
+            ),
+            "verdicts_main": piv.reset_index(),
+            "students_needed_by_consistency": pd.DataFrame(),
+            "type1": pd.DataFrame(),
+            "verdict_convergence": pd.DataFrame(),
+            "seconds_main_simulation": self.seconds,
+            "seconds": self.seconds,
+        }
 
     def verdict_table(self, n_students: int | None = None, se: str = "clustered") -> pd.DataFrame:
         """Share of replications ending in each verdict (columns) per AI (rows), at
@@ -473,6 +519,7 @@ def simulate_study(
     from ..executor import InProcess
     from ..seeding import task_seeds
 
+    t0 = time.perf_counter()
     cfg.check()
     if bank is None:
         bank = build_bank(cfg.frequencies, cfg.pool, np.random.default_rng(cfg.seed))
@@ -492,8 +539,9 @@ def simulate_study(
             log(f"  {g} students x {cfg.n_questions} questions: {cfg.reps} replications done")
     example = next(p["example"] for p in parts if p["example"] is not None)
     return SimulatedStudy(
-        rates=pd.DataFrame(rows), means=pd.DataFrame(means), bank=bank, example=example, config=cfg
-    )
+        rates=pd.DataFrame(rows), means=pd.DataFrame(means), bank=bank, example=example, config=cfg,
+        sizes=[int(g) for g in n_students_grid or []], seconds=time.perf_counter() - t0,
+    )  # fmt: skip
 
 
 def _example_rows(res: dict, tup: dict, bank: Bank) -> pd.DataFrame:

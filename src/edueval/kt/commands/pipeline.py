@@ -401,6 +401,13 @@ def write_evaluation(run: RunDir, source: str, ev: KTEvaluation, extra=None) -> 
     return results
 
 
+def _study_params(config: StudyConfig, sensitivity: bool, replications: int) -> dict:
+    params = {**asdict(config), "sensitivity": sensitivity}
+    if replications > 1:
+        params["replications"] = replications
+    return params
+
+
 def write_study_run(
     out: Path,
     config: StudyConfig,
@@ -415,9 +422,7 @@ def write_study_run(
     from ..replication.replications import replicate_study
 
     executor = executor or InProcess()
-    params = {**asdict(config), "sensitivity": sensitivity}
-    if replications > 1:
-        params["replications"] = replications
+    params = _study_params(config, sensitivity, replications)
     if not isinstance(executor, InProcess):
         params["executor"] = executor.describe()
     run = RunDir(out, command="kt study", params=params, seed=config.seed)
@@ -426,9 +431,17 @@ def write_study_run(
     return results
 
 
+def save_study(reps, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """:meth:`StudyReplications.save`: the folder ``kt study`` writes."""
+    params = _study_params(reps.config, reps.variant is not None, len(reps.studies))
+    run = saved_run(folder, "kt study", params=params, seed=reps.config.seed,
+                    overwrite=overwrite)  # fmt: skip
+    _write_study(run, reps)
+    return run.path
+
+
 def _write_study(run: RunDir, reps) -> dict:
     """Tables, figures, results.json and report of a (replicated) study."""
-    from ..replication.study import headline
     from .study_report import figures_of as study_figures
     from .study_report import replication_section, study_report
 
@@ -443,8 +456,7 @@ def _write_study(run: RunDir, reps) -> dict:
     if variant is not None:
         run.table("sensitivity_table3", variant.table3)
         run.table("sensitivity_experiment3", variant.experiment3)
-    replicated = len(reps.results) > 1
-    if replicated:
+    if reps.replicated:
         run.table("replications_table3", reps.table3)
         run.table("replications_table3_spread", reps.table3_spread)
         if len(reps.table2):
@@ -453,16 +465,9 @@ def _write_study(run: RunDir, reps) -> dict:
     pngs = {name: png_bytes(fig) for name, fig in study_figures(result).items()}
     for name, png in pngs.items():
         run.figure(name, png)
-    results = headline(result)
-    if variant is not None:
-        results["sensitivity_prose_prior"] = {
-            "true_first": dict(
-                zip(variant.table3["metric"], variant.table3["n_true_first"], strict=True)
-            ),
-        }
+    results = reps.headline()
     report = study_report(result, variant, figures=pngs)
-    if replicated:
-        results["replications"] = reps.summary()
+    if reps.replicated:
         replication_section(report, reps)
     run.finish(results, report.render())
     return results

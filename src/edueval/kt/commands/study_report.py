@@ -343,7 +343,7 @@ def study_report(
 
 def replication_section(rep: Report, reps: StudyReplications) -> Report:
     """The spread of Tables 3 and 2 across replications (the tables above are replication 1)."""
-    n = len(reps.results)
+    n = len(reps.studies)
     sec = rep.section(f"Across {n} replications")
     sec.text(
         f"The whole study repeated {n} times, each replication with its own seed (spawned from "

@@ -16,8 +16,9 @@ from dataclasses import asdict, dataclass, field, replace
 import pandas as pd
 
 from ...executor import Executor, InProcess
+from ...results import RunResults
 from ...seeding import task_seeds
-from .study import StudyConfig, StudyResult, simulate_study
+from .study import StudyConfig, StudyResult, headline, simulate_study
 
 __all__ = ["StudyReplications", "replicate_study", "replication_seeds"]
 
@@ -56,12 +57,19 @@ def _spread(long: pd.DataFrame, key: str, columns: list[str]) -> pd.DataFrame:
 
 
 @dataclass
-class StudyReplications:
-    """R replications of the study and their spread (a results object; see the module doc)."""
+class StudyReplications(RunResults):
+    """R replications of the study and their spread (a results object; see the module doc).
+
+    ``studies`` holds each replication's :class:`~.study.StudyResult` (``first`` is the one the
+    run folder's tables show), ``variant`` the prose-prior sensitivity run of the first
+    replication (None without it).  ``results()`` is ``kt study``'s results.json and
+    ``save(folder)`` writes the folder ``kt study`` writes."""
+
+    _writer = "edueval.kt.commands.pipeline:save_study"
 
     config: StudyConfig
     seeds: list[int]
-    results: list[StudyResult]
+    studies: list[StudyResult]
     variant: StudyResult | None  # the prose-prior sensitivity run of the first replication
     table3: pd.DataFrame = field(init=False)  # long: replication, seed, Table 3 columns
     table2: pd.DataFrame = field(init=False)
@@ -69,10 +77,10 @@ class StudyReplications:
     table2_spread: pd.DataFrame = field(init=False)
 
     def __post_init__(self) -> None:
-        self.table3 = _long(self.results, self.seeds, "table3")
+        self.table3 = _long(self.studies, self.seeds, "table3")
         self.table3_spread = _spread(self.table3, "metric", ["n_true_first", "mean_rank_true"])
-        has_t2 = all(len(r.table2) for r in self.results)
-        self.table2 = _long(self.results, self.seeds, "table2") if has_t2 else pd.DataFrame()
+        has_t2 = all(len(r.table2) for r in self.studies)
+        self.table2 = _long(self.studies, self.seeds, "table2") if has_t2 else pd.DataFrame()
         self.table2_spread = (
             _spread(self.table2, "metric", ["r_perf_know", "r_perf_mad", "r_know_mad"])
             if has_t2
@@ -81,19 +89,53 @@ class StudyReplications:
 
     @property
     def first(self) -> StudyResult:
-        return self.results[0]
+        return self.studies[0]
 
-    def summary(self) -> dict:
-        """Machine-readable spread for results.json (mean and SD across replications)."""
+    @property
+    def replicated(self) -> bool:
+        return len(self.studies) > 1
+
+    def spread(self) -> dict:
+        """Mean and SD across replications of Table 3 (``results.json``'s ``replications``)."""
         t3 = self.table3_spread.set_index("metric")
         return {
-            "replications": len(self.results),
+            "replications": len(self.studies),
             "seeds": list(self.seeds),
             "true_first_mean": t3["n_true_first_mean"].to_dict(),
             "true_first_sd": t3["n_true_first_sd"].to_dict(),
             "true_mean_rank_mean": t3["mean_rank_true_mean"].to_dict(),
             "true_mean_rank_sd": t3["mean_rank_true_sd"].to_dict(),
         }
+
+    def headline(self) -> dict:
+        """``kt study``'s results.json: replication 1's headline, the sensitivity run's true-set
+        counts and, with several replications, their spread."""
+        out = headline(self.first)
+        if self.variant is not None:
+            t3 = self.variant.table3
+            out["sensitivity_prose_prior"] = {
+                "true_first": dict(zip(t3["metric"], t3["n_true_first"], strict=True))
+            }
+        if self.replicated:
+            out["replications"] = self.spread()
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """Table 3 of every replication, long: ``replication, seed, metric, ...``."""
+        return self.table3.copy()
+
+    def summary(self) -> str:
+        """Table 3 (how often each metric ranks the true parameters first), replication 1, and
+        its spread across replications."""
+        c = self.config
+        lines = [
+            f"Pardos & Yudelson study: {c.n_skills} skills, {len(self.studies)} replication(s), "
+            f"seed {c.seed}",
+            self.first.table3.to_string(index=False),
+        ]
+        if self.replicated:
+            lines += ["Across replications:", self.table3_spread.round(3).to_string(index=False)]
+        return "\n".join(lines)
 
 
 def replicate_study(
