@@ -567,3 +567,30 @@ def test_turing_simulate(sandbox, tmp_path):
     _same_seconds(res, cli / "sim")
     save_and_compare(res, cli / "sim", tmp_path)
     assert len(res.type1) == 4 and len(res.convergence)
+
+
+PACKAGES = ("edueval.kt", "edueval.items", "edueval.pairwise", "edueval.malalgo", "edueval.qgsms",
+            "edueval.turing", "edueval.tutor", "edueval.compare", "edueval.misconceptions")  # fmt: skip
+
+
+def test_every_public_results_object_is_uniform():
+    """Every class a protocol package offers that has a ``summary()`` is a results object with
+    ``to_frame()``, ``results()`` and ``save()`` (issue 39, 5)."""
+    import importlib
+    import inspect
+
+    seen, lacking = 0, []
+    for name in PACKAGES:
+        package = importlib.import_module(name)
+        for attr in package.__all__:
+            obj = getattr(package, attr)
+            if not inspect.isclass(obj) or not callable(getattr(obj, "summary", None)):
+                continue
+            seen += 1
+            missing = [
+                m for m in ("to_frame", "results", "save") if not callable(getattr(obj, m, None))
+            ]
+            if missing:
+                lacking.append(f"{name}.{attr}: {missing}")
+    assert seen >= 25
+    assert not lacking, "results objects without the uniform methods:\n" + "\n".join(lacking)
