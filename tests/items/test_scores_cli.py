@@ -131,3 +131,61 @@ def test_dif_refuses_bad_input(cli, write, tmp_path, students, extra, needles):
     out = tmp_path / "bad"
     res = cli("items", "dif", scores, "--group", "sex", *args, *extra, "--out", out)
     _one_line(res, out, *needles)
+
+
+# ---- tables of response patterns with a count per row (as mirt and ltm ship LSAT6, LSAT7) ----
+
+MIRT = __import__("pathlib").Path(__file__).parents[1] / "fixtures" / "mirt"
+
+
+def test_a_pattern_table_is_mirts_expand_table():
+    pats = pd.read_csv(MIRT / "LSAT7.csv")
+    x = read_scores(MIRT / "LSAT7.csv", freq_col="freq")
+    expected = np.repeat(pats.iloc[:, :5].to_numpy(float), pats["freq"].to_numpy(), axis=0)
+    assert x.shape == (1000, 5) and list(x.columns) == list(pats.columns[:5])
+    np.testing.assert_array_equal(x.to_numpy(), expected)
+    assert x.index[:2].tolist() == ["1.1", "1.2"] and x.index.is_unique
+    # with a student column the ids count within it
+    named = pd.DataFrame({"student": ["a", "b"], "q1": [1, 0], "q2": [0, ""], "n": [2, 1]})
+    got = read_scores(named, freq_col="n")
+    assert got.index.tolist() == ["a.1", "a.2", "b.1"] and np.isnan(got.loc["b.1", "q2"])
+
+
+def test_irt_and_reliability_on_lsat7_as_mirt_ships_it(cli, tmp_path):
+    from edueval.items import IRT
+
+    res = cli("items", "irt", MIRT / "LSAT7.csv", "--freq", "freq", "--out", tmp_path / "irt")
+    assert res.code == 0, res.err
+    written = json.loads((tmp_path / "irt/results.json").read_text())
+    fit = IRT("2pl").fit(read_scores(MIRT / "LSAT7.csv", freq_col="freq"))
+    assert written["loglik"] == pytest.approx(fit.loglik_, abs=1e-9)
+    assert written["loglik"] == pytest.approx(-2658.805, abs=1e-3)  # mirt's logLik, LSAT7 2PL
+    config = json.loads((tmp_path / "irt/config.json").read_text())
+    assert config["params"]["freq"] == "freq"
+    res = cli("items", "reliability", MIRT / "LSAT6.csv", "--freq", "Freq", "--out",
+              tmp_path / "rel")  # fmt: skip
+    assert res.code == 0, res.err
+    rel = json.loads((tmp_path / "rel/results.json").read_text())
+    assert rel["n_students"] == 1000 and rel["n_items"] == 5
+
+
+@pytest.mark.parametrize(
+    ("table", "needle"),
+    [
+        ("q1,q2,freq\n1,0,2\n0,1,-1\n", "line 3"),
+        ("q1,q2,freq\n1,0,2\n0,1,1.5\n", "line 3"),
+        ("q1,q2,freq\n1,0,0\n0,1,0\n", "every count"),
+        ("q1,q2\n1,0\n", "missing column 'freq'"),
+        ("student,item,correct,freq\na,q1,1,2\n", "long"),
+    ],
+)
+def test_bad_pattern_tables_are_one_line(cli, write, tmp_path, table, needle):
+    out = tmp_path / "out"
+    res = cli("items", "irt", write("p.csv", table), "--freq", "freq", "--out", out)
+    _one_line(res, out, needle)
+
+
+def test_a_pattern_table_without_freq_names_the_option(cli, tmp_path):
+    out = tmp_path / "out"
+    res = cli("items", "reliability", MIRT / "LSAT7.csv", "--out", out)
+    _one_line(res, out, "missing column 'student'", "--freq")

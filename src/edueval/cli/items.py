@@ -19,6 +19,15 @@ from .common import (
 )
 from .ranges import COUNT_MAX, check_memory
 
+#: a wide table of response patterns with a count per row (as mirt and ltm ship LSAT6, LSAT7)
+FreqOption = Annotated[
+    str | None,
+    typer.Option(
+        help="The column counting the students with each row's response pattern (a wide table "
+        "of patterns, as R's mirt ships LSAT7: Item.1, ..., freq); no student column needed."
+    ),
+]
+
 app = typer_app(
     "Test-item analysis (difficulty, discrimination, distractors), labelled question pairs, "
     "a synthetic classroom."
@@ -167,6 +176,7 @@ def dif(
     level: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Significance level (0-1).")
     ] = 0.05,
+    freq: FreqOption = None,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -182,7 +192,7 @@ def dif(
         raise InputError(f"--method takes mh or lr, got {bad[0]!r}")
     path = out_dir(out, "items dif", overwrite, inputs=())
     res = dif_run(path, scores, group=group, students=students, focal=focal,
-                  reference=reference, methods=methods, level=level)  # fmt: skip
+                  reference=reference, methods=methods, level=level, freq=freq)  # fmt: skip
     ets = res["ets"]
     say(
         f"{res['n_items']} items, focal {res['focal']!r} ({res['n_focal']}) vs reference "
@@ -213,6 +223,7 @@ def reliability(
     level: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Level of Feldt's interval (0-1).")
     ] = 0.95,
+    freq: FreqOption = None,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -222,7 +233,7 @@ def reliability(
     from ..items.reliability_pipeline import reliability_run
 
     path = out_dir(out, "items reliability", overwrite, inputs=())
-    res = reliability_run(path, scores, missing=missing, level=level)
+    res = reliability_run(path, scores, missing=missing, level=level, freq=freq)
     low, high = res["alpha_low"], res["alpha_high"]
     alpha = res["alpha"]
     say(
@@ -321,6 +332,7 @@ def irt(
             "as mirt).",
         ),
     ] = None,
+    freq: FreqOption = None,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -330,7 +342,8 @@ def irt(
     from ..items.irt_pipeline import irt_run
 
     path = out_dir(out, "items irt", overwrite, inputs=())
-    res = irt_run(path, scores, model=model, rasch_scale=rasch_scale, se=se, g_prior=g_prior)
+    res = irt_run(path, scores, model=model, rasch_scale=rasch_scale, se=se, g_prior=g_prior,
+                  freq=freq)  # fmt: skip
     m2 = res["M2"]
     say(
         f"{res['model'].upper()}: {res['n_items']} items, {res['n_persons']} persons; "

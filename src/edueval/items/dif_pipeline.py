@@ -71,13 +71,14 @@ def dif_run(
     reference: str | None = None,
     methods: Sequence[str] = ("mh", "lr"),
     level: float = 0.05,
+    freq: str | None = None,
 ) -> dict:
     """DIF of a score table's items between two groups: ``dif.csv``.  The group is a column of
     the score table (long: one value per student; wide: a column that is not an item) or, with
     ``students``, of a students file (``student`` plus that column)."""
     if not 0 < level < 1:
         raise InputError("level= must be between 0 and 1")
-    table = load_scores(scores, keep=() if students is not None else (group,))
+    table = load_scores(scores, keep=() if students is not None else (group,), freq_col=freq)
     if students is not None:
         groups = read_groups(students, group, table.scores.index)
     else:
@@ -98,6 +99,7 @@ def dif_run(
             "methods": list(methods),
             "level": level,
             "layout": table.layout,
+            **({"freq": freq} if freq else {}),
         },  # fmt: skip
         inputs=inputs,
     )

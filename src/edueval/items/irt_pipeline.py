@@ -62,14 +62,16 @@ def _figures(res: IRTResults, rep: Report) -> None:
 
 def irt_run(
     out: Path, scores: Path, *, model: str = "2pl", rasch_scale: str = "variance",
-    se: str = "observed", g_prior: tuple[float, float] | None = None,
+    se: str = "observed", g_prior: tuple[float, float] | None = None, freq: str | None = None,
 ) -> dict:  # fmt: skip
-    """Fit ``model`` to a score table: ``items.csv``, ``persons.csv``, results.json, report."""
+    """Fit ``model`` to a score table (``freq``: the count column of a table of response
+    patterns): ``items.csv``, ``persons.csv``, results.json, report."""
     est = IRT(model=model, rasch_scale=rasch_scale, se=se, g_prior=g_prior)
     est._check_params()
-    df = read_scores(scores)
+    df = read_scores(scores, freq_col=freq)
     params = {"model": model, "rasch_scale": rasch_scale, "se": se,
-              "g_prior": list(g_prior) if g_prior else None, "quadpts": est.quadpts}  # fmt: skip
+              "g_prior": list(g_prior) if g_prior else None, "quadpts": est.quadpts,
+              **({"freq": freq} if freq else {})}  # fmt: skip
     run = RunDir(out, command="items irt", params=params, inputs={"scores": scores})
     return write_irt(run, est.fit(df).results_, str(scores))
 

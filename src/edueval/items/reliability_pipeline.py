@@ -61,17 +61,24 @@ def _params(res: Reliability) -> dict:
 
 
 def reliability_run(
-    out: Path, scores: Path, *, missing: str = "pairwise", level: float = 0.95
+    out: Path,
+    scores: Path,
+    *,
+    missing: str = "pairwise",
+    level: float = 0.95,
+    freq: str | None = None,
 ) -> dict:
-    """Reliability of a score table (long or wide): ``reliability.csv`` (per item: n, mean, sd,
-    alpha if deleted), the coefficients in ``results.json`` and the report."""
+    """Reliability of a score table (long or wide; ``freq``: the count column of a table of
+    response patterns): ``reliability.csv`` (per item: n, mean, sd, alpha if deleted), the
+    coefficients in ``results.json`` and the report."""
     if missing not in MISSING:
         raise InputError(f"missing= must be one of {', '.join(MISSING)}, got {missing!r}")
     if not 0 < level < 1:
         raise InputError("level= must be between 0 and 1")
-    table = load_scores(scores)
+    table = load_scores(scores, freq_col=freq)
     res = reliability(table.scores, missing=missing, level=level)
-    run = RunDir(out, command="items reliability", params=_params(res), inputs={"scores": scores})
+    params = {**_params(res), **({"freq": freq} if freq else {})}
+    run = RunDir(out, command="items reliability", params=params, inputs={"scores": scores})
     return write_reliability(run, res, str(scores))
 
 

@@ -198,16 +198,20 @@ def _long_keep(
 
 
 def _read_wide(
-    df: pd.DataFrame, student_col: str, keep: Sequence[str]
+    df: pd.DataFrame, student_col: str, keep: Sequence[str], freq_col: str | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     file = df.attrs.get("file")
     cols = [str(c) for c in df.columns]
+    if freq_col is not None:
+        return _read_patterns(df, student_col, keep, freq_col)
     if student_col not in cols:
         raise InputError(
             f"missing column {student_col!r} (the student id of a wide score table: one column "
-            f"per item plus the student column); the file has: {', '.join(cols)}",
+            f"per item plus the student column); the file has: {', '.join(cols)}"
+            + ("; a table of response patterns with a count column is read with freq="
+               if {"freq", "Freq", "frequency", "count", "n"} & set(cols) else ""),
             file=file,
-        )
+        )  # fmt: skip
     items = [c for c in cols if c != student_col and c not in keep]
     if not items:
         raise InputError("a wide score table needs at least one item column", file=file)
@@ -220,6 +224,39 @@ def _read_wide(
     return scores, students
 
 
+def _read_patterns(
+    df: pd.DataFrame, student_col: str, keep: Sequence[str], freq_col: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A wide table of response patterns, each row standing for ``freq_col`` students (as R's
+    mirt and ltm ship LSAT6 and LSAT7; mirt's ``expand.table``): one student per count, named
+    ``<pattern row>.<k>`` (``<student>.<k>`` when the table has a student column)."""
+    file = df.attrs.get("file")
+    cols = [str(c) for c in df.columns]
+    if freq_col not in cols:
+        raise InputError(f"missing column {freq_col!r} (the count of students with each "
+                         f"pattern); the file has: {', '.join(cols)}", file=file)  # fmt: skip
+    named = student_col in cols
+    items = [c for c in cols if c not in (student_col, freq_col) and c not in keep]
+    if not items:
+        raise InputError("a wide score table needs at least one item column", file=file)
+    head = (Col("student", "id"),) if named else ()
+    schema = Schema("table of response patterns", (*head, Col(freq_col, "raw"),
+                    *(Col(i, "raw") for i in items), *(Col(k, "raw") for k in keep)),
+                    key=("student",) if named else ())  # fmt: skip
+    checked = schema.renamed(student=student_col).validate(df) if named else schema.validate(df)
+    counts = numeric_column(df, freq_col, low=0.0, integer=True)
+    if counts.sum() == 0:
+        raise InputError(f"every count in {freq_col!r} is 0: no students", file=file)
+    grid = np.column_stack([_score_cells(df, i, binary=False) for i in items])
+    rows = np.repeat(np.arange(len(df)), counts)
+    k = np.concatenate([np.arange(1, c + 1) for c in counts if c])
+    base = checked["student"].astype(str).to_numpy() if named else np.arange(1, len(df) + 1)
+    index = pd.Index([f"{b}.{j}" for b, j in zip(base[rows], k, strict=True)], name="student")
+    scores = pd.DataFrame(grid[rows], index=index, columns=pd.Index(items))
+    students = pd.DataFrame({c: df[c].to_numpy(dtype=object)[rows] for c in keep}, index=index)
+    return scores, students
+
+
 @takes_tables(source=SCORES)
 def load_scores(
     source: str | Path | pd.DataFrame,
@@ -229,9 +266,11 @@ def load_scores(
     score_col: str | None = None,
     layout: str = "auto",
     keep: Sequence[str] = (),
+    freq_col: str | None = None,
 ) -> ScoreTable:
     """A validated :class:`ScoreTable` (see the module docstring); ``keep`` names per-student
-    columns carried into ``students`` (a group for DIF) instead of being read as items."""
+    columns carried into ``students`` (a group for DIF) instead of being read as items;
+    ``freq_col`` reads a wide table of response patterns, each row counted that many times."""
     if isinstance(source, pd.DataFrame) and source.index.name == student_col \
             and student_col not in source.columns:  # fmt: skip
         source = source.reset_index()
@@ -239,10 +278,13 @@ def load_scores(
     df = as_table(source, name="scores", text_columns=text)
     file = str(df.attrs.get("file"))
     kind = _layout(df, layout, item_col)
+    if kind == "long" and freq_col is not None:
+        raise InputError(f"freq= ({freq_col!r}) counts the rows of a wide table of response "
+                         "patterns; this table is long (it has an item column)", file=file)  # fmt: skip
     if kind == "long":
         scores, students = _read_long(df, student_col, item_col, score_col, keep)
     else:
-        scores, students = _read_wide(df, student_col, keep)
+        scores, students = _read_wide(df, student_col, keep, freq_col)
     empty = scores.isna().all(axis=0).to_numpy()
     if empty.any():
         first = scores.columns[int(np.flatnonzero(empty)[0])]
@@ -264,6 +306,7 @@ def read_scores(
     score_col: str | None = None,
     layout: str = "auto",
     keep: Sequence[str] = (),
+    freq_col: str | None = None,
 ) -> pd.DataFrame:
     """A score table (a path or a DataFrame; long or wide, see the module docstring) as a wide
     float frame: index = student ids (``student``), columns = item ids (first-appearance order),
@@ -271,7 +314,8 @@ def read_scores(
     :class:`~edueval.io.InputError` (a ``ValueError``) naming the file, line and column of a bad
     cell."""
     return load_scores(source, student_col=student_col, item_col=item_col,
-                       score_col=score_col, layout=layout, keep=keep).scores  # fmt: skip
+                       score_col=score_col, layout=layout, keep=keep,
+                       freq_col=freq_col).scores  # fmt: skip
 
 
 def scores_to_long(scores: pd.DataFrame) -> pd.DataFrame:
