@@ -883,3 +883,17 @@ def test_other_readers_bound_nesting_too(write):
         read_rater_ids(raters)
     assert info.value.line == 2
     assert read_rater_ids(write("ok.yaml", "r1: x\nr2: [1, 2]\n")) == ["r1", "r2"]
+
+
+def test_an_input_error_pickles_whole():
+    """An error raised on a Dask worker comes back with its file, line and column (pickled), so the
+    command line prints the same line it prints in process."""
+    import pickle
+
+    from edueval.io import InputError
+
+    err = InputError("expected a number, got 'x'", file="r.csv", line=7, column="correct")
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is InputError and str(back) == str(err)
+    assert (back.message, back.file, back.line, back.column) == (err.message, "r.csv", 7, "correct")
+    assert back.renamed().message == err.message  # not the whole line as its message

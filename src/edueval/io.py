@@ -98,6 +98,19 @@ class InputError(ValueError):
                              message)  # fmt: skip
         return InputError(message, file=self.file, line=self.line, column=self.column)
 
+    def __reduce__(self):
+        # pickled whole (a Dask worker's error comes back with its file, line and column)
+        args = (type(self), self.message, self.file, self.line, self.column)
+        return (_rebuild_input_error, args, self.__dict__)
+
+
+def _rebuild_input_error(
+    cls: type[InputError], message: str, file: str | None, line: int | None, column: str | None
+) -> InputError:
+    err = cls.__new__(cls)
+    InputError.__init__(err, message, file=file, line=line, column=column)
+    return err
+
 
 class RunFailed(Exception):
     """A run that ended with results that must not be trusted (exit code 3).
