@@ -300,6 +300,16 @@ def _record_lines(header: bytes, data: bytes, n: int):
         lines = _quoted_record_lines(text, ",")
         if lines is not None and len(lines) == n + 1:
             return pd.Index(np.asarray(lines[1:], dtype=np.int64))
+    elif b"\n\n" in data or b"\n\r\n" in data or data.startswith((b"\n", b"\r\n")):
+        # blank lines, which pandas skips: each record on the next line that is not blank
+        a = np.frombuffer(header + data, dtype=np.uint8)
+        ends = np.flatnonzero(a == 0x0A)
+        starts = np.concatenate(([0], ends + 1))
+        stops = np.append(ends, len(a))
+        width = stops - starts - (a[np.maximum(stops - 1, 0)] == 0x0D)
+        filled = np.flatnonzero(width[: len(stops)] > 0) + 1  # 1-based line numbers
+        if len(filled) == n + 1:
+            return pd.Index(filled[1:].astype(np.int64))
     return pd.RangeIndex(2, 2 + n)
 
 

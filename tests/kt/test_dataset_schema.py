@@ -137,3 +137,31 @@ def test_a_predictions_dataset_checks_its_probabilities(cli, tmp_path, responses
     line = len(df) - len(df) // 2 + 1
     _refused(cli("kt", "evaluate", data, "--out", tmp_path / "o"), "b.csv", f"line {line}",
              "column 'p_correct'", "[0, 1]")  # fmt: skip
+
+
+@pytest.mark.parametrize("block_bytes", [1 << 20, 512])
+def test_blank_lines_do_not_shift_the_line_named(tmp_path, responses, monkeypatch, block_bytes):
+    """Blank lines (skipped as rows) still count as lines: the bad cell is named at its own line,
+    in a file read as one block and in one read in several."""
+    from edueval.io import InputError
+    from edueval.kt.data import Columns, RowFilter
+    from edueval.kt.scale import outofcore as ooc
+
+    df = responses.copy()
+    df.loc[df.index[200], "student"] = "s1\u200b"
+    rows = df.to_csv(index=False).splitlines()
+    # a blank line after the header, a blank line with a carriage return, and two together
+    text = "\n".join([rows[0], "", *rows[1:50], "\r", *rows[50:120], "", "", *rows[120:]]) + "\n"
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "one.csv").write_text(text, encoding="utf-8", newline="")
+    expected = 1 + text.split("\n").index(rows[201])  # 1-based line of record 200
+    monkeypatch.setattr(partitioned, "CSV_BLOCK_BYTES", block_bytes)
+    ds = partitioned.open_dataset(folder)
+    with pytest.raises(InputError) as err:
+        partitioned.map_blocks(None, ds, ["student", "skill", "correct", "order"],
+                               ooc.block_counts, (Columns(), RowFilter()),
+                               ("student", "skill"))  # fmt: skip
+    assert err.value.line == expected == 206, str(err.value)
+    blocks = partitioned.map_blocks(None, ds, ["skill"], _count, (), ("skill",))
+    assert sum(blocks) == len(df)
