@@ -15,6 +15,12 @@ share by family with Wilson intervals, the key's value rank by family, and the f
     PYTHONPATH=src python benchmarks/malalgo_adversarial.py --n 3000 --seeds 404 505 606 \
         --modes plain hub --by-family
 
+``--modes variants`` audits question-variant items (``generate_items(..., adversarial="variants")``,
+:mod:`edueval.misconceptions.variants`)::
+
+    PYTHONPATH=src python benchmarks/malalgo_adversarial.py --n 3000 --seeds 707 808 909 \
+        --modes variants --by-family
+
 ``--pool N`` instead: draw N items with target ranks (no filter) and print the most-central
 rationale rate, the key's value rank by family, and the filter's held-out accuracies round by
 round when it runs its full :data:`~edueval.misconceptions.adversarial.ROUNDS` rounds::
@@ -91,7 +97,7 @@ def summarise(res, items: pd.DataFrame, seed: int) -> dict:
     return out
 
 
-MODES = {"plain": False, "adversarial": True, "hub": "hub"}
+MODES = {"plain": False, "adversarial": True, "hub": "hub", "variants": "variants"}
 
 
 def by_family(res, seed: int, mode: str) -> None:

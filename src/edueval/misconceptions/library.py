@@ -245,7 +245,8 @@ def sample_problem(
 ) -> Problem:
     """A seeded problem.
 
-    The family is ``family`` or drawn uniformly among :func:`eligible_families`; with ``rule``
+    The family is ``family`` or drawn uniformly among :func:`eligible_families` (for a rule
+    that only question variants use, among those variant families); with ``rule``
     the numbers are redrawn until that rule gives a wrong answer on them (a "related question"
     that targets the same misconception, as P5's Phase 2 needs). The difficulty is
     :func:`baseline_difficulty` plus normal noise of sd ``difficulty_sd``, rounded to 3 places.
@@ -257,6 +258,15 @@ def sample_problem(
             raise ValueError(f"mal-rule {rule!r} does not apply to family {family!r}")
         if grades is not None and not set(grades) & set(fam.grades):
             raise ValueError(f"family {family!r} is not taught in grades {grades}")
+    elif rule is not None and rule in RULES and not RULES[rule].families:
+        # a rule that only question variants use: a problem of one of those families
+        fams = [VARIANT_FAMILIES[f] for f in RULES[rule].variants]
+        fams = [f for f in fams if grades is None or set(grades) & set(f.grades)]
+        if contents is not None:
+            fams = [f for f in fams if f.content.lower() in {c.strip().lower() for c in contents}]
+        if not fams:
+            raise ValueError("no problem family matches the requested grades/contents/rule")
+        fam = fams[int(rng.integers(len(fams)))]
     else:
         fams = eligible_families(grades, contents, rule)
         fam = fams[int(rng.integers(len(fams)))]
