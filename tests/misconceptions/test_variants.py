@@ -155,7 +155,9 @@ def test_numbers_do_not_depend_on_the_asked_variant(monkeypatch):
 
 
 def test_reproducible_and_prefix_stable(items):
-    pd.testing.assert_frame_equal(items.head(30), generate_items(30, seed=5, adversarial="variants"))
+    pd.testing.assert_frame_equal(
+        items.head(30), generate_items(30, seed=5, adversarial="variants")
+    )
     assert not items["question"].equals(generate_items(240, seed=6, adversarial="variants")
                                         ["question"])  # fmt: skip
 

@@ -88,9 +88,7 @@ def generate(
     from ..malalgo.pipeline import generate_run
 
     if hub + adversarial + variants > 1:
-        raise InputError(
-            "--hub, --adversarial and --variants are ways of drawing items; give one"
-        )
+        raise InputError("--hub, --adversarial and --variants are ways of drawing items; give one")
     check_memory(n * QUESTION_BYTES, ("--n", n))
     path = out_dir(out, "malalgo generate", overwrite, inputs=())
     res = generate_run(

@@ -69,8 +69,10 @@ def variant_families(
         raise ValueError(
             "no family with question variants matches the grades and contents asked for; "
             "variant items exist for: "
-            + ", ".join(f"{f.id} (grades {', '.join(map(str, f.grades))}; {f.content})"
-                        for f in VARIANT_FAMILIES.values())  # fmt: skip
+            + ", ".join(
+                f"{f.id} (grades {', '.join(map(str, f.grades))}; {f.content})"
+                for f in VARIANT_FAMILIES.values()
+            )  # fmt: skip
         )
     return [f.id for f in fams]
 

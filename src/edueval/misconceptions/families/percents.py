@@ -307,8 +307,7 @@ def _compare_question(p: Params, v: int) -> str:
     went, direction = ("fell", "decrease") if v & 1 else ("rose", "increase")
     old, new = (p["high"], p["low"]) if v & 1 else (p["low"], p["high"])
     return (
-        sentence.format(went=went, old=old, new=new)
-        + f" By what percent did {what} {direction}?"
+        sentence.format(went=went, old=old, new=new) + f" By what percent did {what} {direction}?"
     )
 
 
@@ -325,8 +324,12 @@ COMPARE, COMPARE_VARIANTS = variant_family(
     question=_compare_question,
     value=_compare_value,
     text=_compare_text,
-    names=("increase from A to B", "decrease from B to A", "B as a percent of A",
-           "A as a percent of B"),  # fmt: skip
+    names=(
+        "increase from A to B",
+        "decrease from B to A",
+        "B as a percent of A",
+        "A as a percent of B",
+    ),  # fmt: skip
     # the change divided by the new amount; the ratio for the change (or the change for the
     # ratio); the ratio turned round
     labels=(
