@@ -4,7 +4,8 @@ For each seed: generate ``n`` items plainly and with the adversarial filter
 (``generate_items(..., adversarial=True)``), time both, and audit each with ``malalgo audit``'s
 in-memory layer (similarity cues, tree ensembles, per-family value-rank tests), plus one reader the
 filter never trained against: a random forest on TF-IDF character 2-4-grams of each rationale
-(each option's vector minus its question's mean), cross-validated by question.
+(each option's vector minus its question's mean), cross-validated by question; and one that reads
+the question: a logistic regression on (question word, rationale word) pairs, numbers left out.
 
     PYTHONPATH=src python benchmarks/malalgo_adversarial.py --n 1000 --seeds 101 202 303
 
@@ -14,6 +15,12 @@ share by family with Wilson intervals, the key's value rank by family, and the f
 
     PYTHONPATH=src python benchmarks/malalgo_adversarial.py --n 3000 --seeds 404 505 606 \
         --modes plain hub --by-family
+
+``--modes variants`` audits question-variant items (``generate_items(..., adversarial="variants")``,
+:mod:`edueval.misconceptions.variants`)::
+
+    PYTHONPATH=src python benchmarks/malalgo_adversarial.py --n 3000 --seeds 707 808 909 \
+        --modes variants --by-family
 
 ``--pool N`` instead: draw N items with target ranks (no filter) and print the most-central
 rationale rate, the key's value rank by family, and the filter's held-out accuracies round by
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 
 import numpy as np
@@ -71,7 +79,47 @@ def tfidf_forest(items: pd.DataFrame, seed: int, folds: int = 5) -> tuple[int, i
     return hits, len(items)
 
 
-def summarise(res, items: pd.DataFrame, seed: int) -> dict:
+def _words(text: str) -> set[str]:
+    """A text's words and symbols, without its numbers."""
+    return set(re.findall(r"[A-Za-z]+|[^\sA-Za-z0-9]", text))
+
+
+def question_pairs(items: pd.DataFrame, seed: int, folds: int = 5) -> np.ndarray:
+    """1.0 where a reader of the question finds the key without arithmetic: a logistic
+    regression on the pairs (question word, rationale word or symbol) of each option, numbers
+    left out, cross-validated by question; its pick is the option of highest probability."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    docs = []
+    for r in items.to_dict("records"):
+        q = _words(str(r["question"]))
+        for x in LETTERS:
+            docs.append(" ".join(f"{a}__{b}" for a in q for b in _words(str(r[f"rationale_{x}"]))))
+    hv = HashingVectorizer(n_features=2**18, token_pattern=r"\S+", alternate_sign=False)
+    x = hv.transform(docs)
+    key = items["answer"].map({x: i for i, x in enumerate(LETTERS)}).to_numpy()
+    y = (np.arange(4)[None, :] == key[:, None]).ravel()
+    fold = question_folds(len(items), folds, seed)
+    hits = np.zeros(len(items))
+    for f in range(folds):
+        tr, te = np.repeat(fold != f, 4), fold == f
+        model = LogisticRegression(C=1.0, max_iter=2000).fit(x[tr], y[tr])
+        p = model.predict_proba(x[np.repeat(te, 4)])[:, 1].reshape(-1, 4)
+        hits[te] = p.argmax(axis=1) == key[te]
+    return hits
+
+
+QPAIRS = "question × rationale word pairs, logit (reads the question)"
+
+
+def _share(hits: np.ndarray) -> str:
+    k, n = int(hits.sum()), len(hits)
+    lo, hi = wilson_interval(k, n, 0.05)
+    return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def summarise(res, items: pd.DataFrame, seed: int, qhits: np.ndarray) -> dict:
     rows = pd.concat([res.cues, res.models]).set_index("cue")
     out = {}
     for name in ("most central rationale (character similarity)",
@@ -85,16 +133,17 @@ def summarise(res, items: pd.DataFrame, seed: int) -> dict:
     out["random forest, TF-IDF char n-grams (not in the filter)"] = (
         f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]"
     )
+    out[QPAIRS] = _share(qhits)
     vr = res.value_rank[res.value_rank["family"] != "all"]
     out["families with a non-uniform key value rank (Holm)"] = int((~vr["uniform"]).sum())
     out["families"] = len(vr)
     return out
 
 
-MODES = {"plain": False, "adversarial": True, "hub": "hub"}
+MODES = {"plain": False, "adversarial": True, "hub": "hub", "variants": "variants"}
 
 
-def by_family(res, seed: int, mode: str) -> None:
+def by_family(res, seed: int, mode: str, family: np.ndarray, qhits: np.ndarray) -> None:
     """One JSON line per family: each reader's share [Wilson 95%], the key's value rank counts
     and Holm-adjusted p-value; then the audit's flagged cues and models."""
     learned = res.learned
@@ -103,6 +152,7 @@ def by_family(res, seed: int, mode: str) -> None:
         for r in learned[learned["family"] == fam].to_dict("records"):
             rec["n"] = r["n"]
             rec[r["reader"]] = f"{r['share']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        rec[QPAIRS] = _share(qhits if fam == "all" else qhits[family == fam])
         vr = res.value_rank[res.value_rank["family"] == fam].iloc[0]
         rec["value rank 1-4"] = [int(vr[f"rank {k}"]) for k in range(1, 5)]
         rec["value rank p (Holm)"] = round(float(vr["p_holm"]), 4)
@@ -153,11 +203,12 @@ def main() -> None:
             t = time.perf_counter()
             res = audit_key_cues(normalise_questions(items), folds=5, seed=1)
             audit_s = time.perf_counter() - t
+            qhits = question_pairs(items, seed)
             rec = {"seed": seed, "mode": mode, "n": len(items), "generate_s": round(gen_s, 1),
-                   "audit_s": round(audit_s, 1), **summarise(res, items, seed)}  # fmt: skip
+                   "audit_s": round(audit_s, 1), **summarise(res, items, seed, qhits)}  # fmt: skip
             print(json.dumps(rec), flush=True)
             if args.by_family:
-                by_family(res, seed, mode)
+                by_family(res, seed, mode, items["family"].to_numpy(), qhits)
             elif mode == "adversarial":
                 print(res.learned[res.learned["reader"] == "tree ensemble: all"]
                       .to_string(index=False), flush=True)  # fmt: skip

@@ -13,6 +13,7 @@ from edueval.misconceptions import (
     rationale,
     rule_answer,
 )
+from edueval.misconceptions.library import get_family
 
 ADD = {"a": 345, "b": 27, "template": 0}
 SUB = {"a": 743, "b": 268, "template": 0}
@@ -202,7 +203,13 @@ CASES = [
     ("count_as_range", "data_range", RANGE, "5", "9"),  # five values
     ("add_the_extremes", "data_range", RANGE, "15", "9"),  # 12 + 3
     ("range_between_exclusive", "data_range", RANGE, "8", "9"),  # 12 − 3 − 1
-]
+    # question variants (issue 34): (12 + 3) × 7 − 4 = 101 with the parentheses ignored: 29
+    ("ignore_parentheses", "order_of_operations_grouping",
+     {"a": 12, "b": 3, "c": 7, "d": 4, "variant": 1}, "29", "101"),
+    # a cone of base radius 6 and height 10: 1/3 × π × 36 × 10 = 120π; without the third 360π
+    ("cone_cylinder_confusion", "cylinder_cone_volume",
+     {"size": 6, "height": 10, "unit": "cm", "variant": 2}, "360π", "120π"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -248,10 +255,12 @@ def test_library_shape():
     for fam in FAMILIES.values():
         assert len(fam.rules) >= 3, fam.id
     for rule in RULES.values():
-        assert rule.name and rule.description and rule.families
+        # a rule that only question variants use (issue 34) has no plain family
+        assert rule.name and rule.description and (rule.families or rule.variants)
         lo, hi = rule.grades
         assert 3 <= lo <= hi <= 8
-        assert all(set(FAMILIES[f].grades) <= set(range(lo, hi + 1)) for f in rule.families)
+        fams = rule.families or rule.variants
+        assert all(set(get_family(f).grades) <= set(range(lo, hi + 1)) for f in fams)
     # contents covered: the four MalAlgoQA math classifications we generate
     assert {r.content for r in RULES.values()} == {
         "Number & Operation",

@@ -69,6 +69,15 @@ def generate(
             "only the families whose procedures are written as steps.",
         ),
     ] = False,
+    variants: Annotated[
+        bool,
+        typer.Option(
+            "--variants",
+            help="Make each item's four options the answers of four question variants over the "
+            "same numbers, each correct for one variant and a classic error for the others, so "
+            "only the question decides the key; only the families written as variants.",
+        ),
+    ] = False,
     seed: SeedOption = SEED,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
@@ -78,13 +87,13 @@ def generate(
     from ..io import InputError
     from ..malalgo.pipeline import generate_run
 
-    if hub and adversarial:
-        raise InputError("--hub and --adversarial are two ways of drawing items; give one")
+    if hub + adversarial + variants > 1:
+        raise InputError("--hub, --adversarial and --variants are ways of drawing items; give one")
     check_memory(n * QUESTION_BYTES, ("--n", n))
     path = out_dir(out, "malalgo generate", overwrite, inputs=())
     res = generate_run(
         path, n=n, seed=seed, grades=grade, contents=content,
-        adversarial="hub" if hub else adversarial,
+        adversarial="hub" if hub else "variants" if variants else adversarial,
     )  # fmt: skip
     say(f"{res['n_questions']} questions from {res['malrules_used']} mal-rules")
     done(path, json=json_out)

@@ -42,8 +42,8 @@ def generate_run(
     adversarial: bool | str = False,
 ) -> dict:
     """A license-clean MalAlgoQA-format question set built from the mal-rule library
-    (``adversarial``: filtered against learned key cues, or ``"hub"``: items built around a hub,
-    issue 34)."""
+    (``adversarial``: filtered against learned key cues, ``"hub"``: items built around a hub, or
+    ``"variants"``: options that are the answers of four question variants; issue 34)."""
     from ..misconceptions import generate_items
 
     if n < 1:
@@ -70,7 +70,7 @@ def generate_run(
     results = {
         "n_questions": n,
         "contents": items["content"].value_counts().to_dict(),
-        # a composed distractor (hub items) names its rules joined by "+"
+        # a composed distractor (hub and variant items) names its rules joined by "+"
         "malrules_used": len(
             {
                 r

@@ -257,7 +257,8 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "Ratio as percent change",
         N,
         "Reports the new value as a percent of the original (new ÷ original × 100) as the percent "
-        "change, without subtracting the original 100%.",
+        "change, without subtracting the original 100% - or, asked what percent one amount is of "
+        "another, gives the percent by which it is larger or smaller.",
     ),
     "percent_of_wrong_base": (
         "Percent of the wrong base",
@@ -281,7 +282,8 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "Divide the wrong way round",
         N,
         "Swaps divisor and dividend: divides the original value by the change (then multiplies "
-        "by 100) for a percent change, or the coefficient by the right-hand side for ax = c.",
+        "by 100) for a percent change, the coefficient by the right-hand side for ax = c, or the "
+        "base by the part for what percent one amount is of another.",
     ),
     "average_as_base": (
         "Percent of the average",
@@ -407,7 +409,7 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "Perimeter/area confusion",
         G,
         "Computes the boundary measure (perimeter, circumference, surface area) where the size "
-        "measure (area, volume) is asked.",
+        "measure (area, volume) is asked, or the size where the boundary is asked.",
     ),
     "add_sides_for_area": (
         "Add lengths for area or volume",
@@ -528,5 +530,19 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         D,
         "Counts the whole numbers strictly between the smallest and the largest value, getting "
         "one less than their difference.",
+    ),
+    # --- used only by question variants (:mod:`.variants`); last, so that the order of the
+    # rules above is unchanged -----------------------------------------------------------------
+    "ignore_parentheses": (
+        "Ignore the parentheses",
+        A,
+        "Evaluates an expression as if its parentheses were not there, so (a + b) × c is "
+        "computed as a + b × c.",
+    ),
+    "cone_cylinder_confusion": (
+        "Cone/cylinder volume confusion",
+        G,
+        "Mixes up the volume formulas of cones (pyramids) and cylinders (prisms): leaves out the "
+        "1/3 of a cone's volume, or divides a cylinder's by 3.",
     ),
 }

@@ -228,6 +228,12 @@ def generate_items(
     drawn among its four options, the distractors being one- and two-flaw malgorithms
     (:mod:`.compose`), so that the key is the option the others resemble a quarter of the time;
     only the families whose procedures are written as steps (:data:`~.compose.STEPS`).
+
+    ``adversarial="variants"`` (``malalgo generate --variants``; issue 34) writes each item's
+    four options as the answers of four question variants over the same numbers, each correct
+    for one variant and a classic malgorithm for the others (:mod:`.variants`), so that the
+    option set is the same whichever variant is asked and only the question decides the key;
+    only the families written as variants (:data:`~.library.VARIANT_FAMILIES`).
     """
     if n < 0:
         raise ValueError("n must be >= 0")
@@ -238,8 +244,14 @@ def generate_items(
         from . import compose
 
         return pd.DataFrame(compose.generate(n, seed, grades, contents), columns=ITEM_COLUMNS)
+    if adversarial == "variants":
+        from . import variants
+
+        return pd.DataFrame(variants.generate(n, seed, grades, contents), columns=ITEM_COLUMNS)
     if adversarial not in (True, False):
-        raise ValueError(f"adversarial must be True, False or 'hub', got {adversarial!r}")
+        raise ValueError(
+            f"adversarial must be True, False, 'hub' or 'variants', got {adversarial!r}"
+        )
     if not adversarial:
         return _generate(n, seed, grades, contents, targeted=False)
     return _adversarial(n, seed, grades, contents)

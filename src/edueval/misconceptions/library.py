@@ -1,8 +1,10 @@
 """The mal-rule library: every family and rule, and the functions that work on problems.
 
-``FAMILIES`` and ``RULES`` are read-only mappings built at import from :mod:`.families` and
-:mod:`.catalogue`, and checked for consistency (every catalogued rule is implemented by at least
-one family, every implementation is catalogued, every family has at least three rules).
+``FAMILIES``, ``VARIANT_FAMILIES`` and ``RULES`` are read-only mappings built at import from
+:mod:`.families` and :mod:`.catalogue`, and checked for consistency (every catalogued rule is
+implemented by at least one family, every implementation is catalogued, every family plain
+generation draws has at least three rules, every variant family's labels name catalogued rules).
+The functions below take problems of either kind of family.
 
 Functions on a :class:`~.model.Problem`:
 
@@ -26,19 +28,22 @@ import numpy as np
 import pandas as pd
 
 from .catalogue import CATALOGUE
-from .families import ALL
-from .model import CONTENTS, Family, MalRule, Params, Problem
+from .families import ALL, VARIANTS
+from .families import VARIANT_FAMILIES as VARIANT_ALL
+from .model import CONTENTS, Family, MalRule, Params, Problem, Variants
 from .values import KINDS, format_value, parse_value
 
 __all__ = [
     "FAMILIES",
     "RULES",
+    "VARIANT_FAMILIES",
     "applicable_rules",
     "baseline_difficulty",
     "build_problem",
     "correct_answer",
     "diagnose",
     "eligible_families",
+    "get_family",
     "is_correct",
     "rationale",
     "rule_answer",
@@ -47,25 +52,55 @@ __all__ = [
 ]
 
 
-def _build_rules(families: Iterable[Family]) -> dict[str, MalRule]:
-    families = tuple(families)
+def _check_family(fam: Family) -> None:
+    if fam.kind not in KINDS or fam.content not in CONTENTS or fam.dok not in (1, 2, 3):
+        raise RuntimeError(f"family {fam.id} has a bad kind, content or DOK")
+    for rid in fam.rules:
+        if rid not in CATALOGUE:
+            raise RuntimeError(f"family {fam.id} implements uncatalogued rule {rid}")
+
+
+def _check_variants(variants: Iterable[Variants], families: Iterable[Family]) -> None:
+    """Every variant family has a square table of labels naming catalogued rules, distinct
+    within a row and empty on the diagonal only."""
+    ids = {f.id for f in families}
+    for var in variants:
+        k = len(var.names)
+        if var.family not in ids or len(var.labels) != k or k < 4:
+            raise RuntimeError(f"variants of {var.family}: no such family or a bad label table")
+        for v, row in enumerate(var.labels):
+            rest = [lab for j, lab in enumerate(row) if j != v]
+            if len(row) != k or row[v] or len(set(rest)) != k - 1 or not all(rest):
+                raise RuntimeError(f"variants of {var.family}: bad labels for variant {v}")
+            unknown = {r for lab in rest for r in lab.split("+")} - set(CATALOGUE)
+            if unknown:
+                raise RuntimeError(f"variants of {var.family} name uncatalogued {sorted(unknown)}")
+
+
+def _build_rules(
+    families: Iterable[Family], variant_families: Iterable[Family] = ()
+) -> dict[str, MalRule]:
+    families, variant_families = tuple(families), tuple(variant_families)
     used: dict[str, list[Family]] = {}
     for fam in families:
         if len(fam.rules) < 3:
             raise RuntimeError(f"family {fam.id} has fewer than 3 mal-rules")
-        if fam.kind not in KINDS or fam.content not in CONTENTS or fam.dok not in (1, 2, 3):
-            raise RuntimeError(f"family {fam.id} has a bad kind, content or DOK")
+        _check_family(fam)
         for rid in fam.rules:
-            if rid not in CATALOGUE:
-                raise RuntimeError(f"family {fam.id} implements uncatalogued rule {rid}")
             used.setdefault(rid, []).append(fam)
-    missing = sorted(set(CATALOGUE) - set(used))
+    varied: dict[str, list[Family]] = {}
+    for fam in variant_families:
+        _check_family(fam)
+        for rid in fam.rules:
+            varied.setdefault(rid, []).append(fam)
+    missing = sorted(set(CATALOGUE) - set(used) - set(varied))
     if missing:
         raise RuntimeError(f"catalogued mal-rules without a family: {', '.join(missing)}")
     rules = {}
     for rid, (name, content, description) in CATALOGUE.items():
-        fams = used[rid]
-        grades = [g for f in fams for g in f.grades]
+        fams, vfams = used.get(rid, []), varied.get(rid, [])
+        # a rule's grade band is its plain families' (unchanged by the variants) where it has any
+        grades = [g for f in (fams or vfams) for g in f.grades]
         rules[rid] = MalRule(
             id=rid,
             name=name,
@@ -73,19 +108,23 @@ def _build_rules(families: Iterable[Family]) -> dict[str, MalRule]:
             description=description,
             families=tuple(f.id for f in fams),
             grades=(min(grades), max(grades)),
+            variants=tuple(f.id for f in vfams),
         )
     return rules
 
 
-#: Every problem family by id, in a fixed order (grouped by topic).
+#: Every problem family plain generation draws, by id, in a fixed order (grouped by topic).
 FAMILIES: Mapping[str, Family] = MappingProxyType({f.id: f for f in ALL})
+#: The families written as question variants over the same numbers (:mod:`.variants`), by id.
+VARIANT_FAMILIES: Mapping[str, Family] = MappingProxyType({f.id: f for f in VARIANT_ALL})
+_check_variants(VARIANTS, VARIANT_ALL)
 #: Every mal-rule by id, in catalogue order.
-RULES: Mapping[str, MalRule] = MappingProxyType(_build_rules(ALL))
+RULES: Mapping[str, MalRule] = MappingProxyType(_build_rules(ALL, VARIANT_ALL))
 
 
 def rules_frame() -> pd.DataFrame:
     """The rule catalogue as a table: ``id, name, content, grade_low, grade_high, families,
-    description`` (``families`` joined with ``;``)."""
+    description`` (``families`` - then the variant families - joined with ``;``)."""
     return pd.DataFrame(
         [
             {
@@ -94,7 +133,7 @@ def rules_frame() -> pd.DataFrame:
                 "content": r.content,
                 "grade_low": r.grades[0],
                 "grade_high": r.grades[1],
-                "families": ";".join(r.families),
+                "families": ";".join((*r.families, *r.variants)),
                 "description": r.description,
             }
             for r in RULES.values()
@@ -103,12 +142,19 @@ def rules_frame() -> pd.DataFrame:
 
 
 def _family(family: str) -> Family:
-    try:
-        return FAMILIES[family]
-    except KeyError:
+    found = FAMILIES.get(family) or VARIANT_FAMILIES.get(family)
+    if found is None:
         raise ValueError(
-            f"unknown problem family {family!r}; expected one of {', '.join(FAMILIES)}"
-        ) from None
+            f"unknown problem family {family!r}; expected one of "
+            + ", ".join([*FAMILIES, *VARIANT_FAMILIES])
+        )
+    return found
+
+
+def get_family(family: str) -> Family:
+    """The family ``family`` - one that plain generation draws (:data:`FAMILIES`) or a family of
+    question variants (:data:`VARIANT_FAMILIES`); ``ValueError`` for an unknown id."""
+    return _family(family)
 
 
 def _check_rule(rule: str) -> None:
@@ -199,7 +245,8 @@ def sample_problem(
 ) -> Problem:
     """A seeded problem.
 
-    The family is ``family`` or drawn uniformly among :func:`eligible_families`; with ``rule``
+    The family is ``family`` or drawn uniformly among :func:`eligible_families` (for a rule
+    that only question variants use, among those variant families); with ``rule``
     the numbers are redrawn until that rule gives a wrong answer on them (a "related question"
     that targets the same misconception, as P5's Phase 2 needs). The difficulty is
     :func:`baseline_difficulty` plus normal noise of sd ``difficulty_sd``, rounded to 3 places.
@@ -211,6 +258,15 @@ def sample_problem(
             raise ValueError(f"mal-rule {rule!r} does not apply to family {family!r}")
         if grades is not None and not set(grades) & set(fam.grades):
             raise ValueError(f"family {family!r} is not taught in grades {grades}")
+    elif rule is not None and rule in RULES and not RULES[rule].families:
+        # a rule that only question variants use: a problem of one of those families
+        fams = [VARIANT_FAMILIES[f] for f in RULES[rule].variants]
+        fams = [f for f in fams if grades is None or set(grades) & set(f.grades)]
+        if contents is not None:
+            fams = [f for f in fams if f.content.lower() in {c.strip().lower() for c in contents}]
+        if not fams:
+            raise ValueError("no problem family matches the requested grades/contents/rule")
+        fam = fams[int(rng.integers(len(fams)))]
     else:
         fams = eligible_families(grades, contents, rule)
         fam = fams[int(rng.integers(len(fams)))]

@@ -26,7 +26,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CONTENTS", "Choice", "Family", "MalRule", "Params", "Problem", "RuleImpl", "Steps"]
+__all__ = [
+    "CONTENTS",
+    "Choice",
+    "Family",
+    "MalRule",
+    "Params",
+    "Problem",
+    "RuleImpl",
+    "Steps",
+    "Variants",
+]
 
 #: Content classifications of MalAlgoQA's math set (the paper's Table 3).
 CONTENTS = (
@@ -79,6 +89,24 @@ class Steps:
 
 
 @dataclass(frozen=True)
+class Variants:
+    """A family written as question variants over the same numbers (:mod:`.variants`; issue 34).
+
+    The family's params carry ``variant`` (an index into ``names``), and its question, correct
+    answer and reasoning are those of that variant; the same numbers with another ``variant``
+    give that variant's answer and reasoning, whose words do not depend on which variant was
+    asked.  Each variant's answer is a classic malgorithm's answer to every other variant:
+    ``labels[v][j]`` names what leads a student asked variant ``v`` to variant ``j``'s answer -
+    a mal-rule, or several joined by ``+`` (``""`` where ``j == v``); within a row the labels are
+    distinct.
+    """
+
+    family: str
+    names: tuple[str, ...]
+    labels: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
 class Family:
     """A kind of problem, its correct solution, and the mal-rules that apply to it.
 
@@ -112,7 +140,8 @@ class MalRule:
 
     ``content`` is the content area the rule belongs to, ``description`` states the flawed
     reasoning in general terms, ``families`` lists the problem families it applies to and
-    ``grades`` the grade band ``(lowest, highest)`` spanned by those families.
+    ``grades`` the grade band ``(lowest, highest)`` spanned by those families; ``variants`` lists the
+    variant families (:class:`Variants`, which plain generation does not draw) that use it.
     """
 
     id: str
@@ -121,6 +150,7 @@ class MalRule:
     description: str
     families: tuple[str, ...] = ()
     grades: tuple[int, int] = (0, 0)
+    variants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

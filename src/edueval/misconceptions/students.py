@@ -39,7 +39,7 @@ from scipy.special import expit
 
 from ..tables import Table, takes_tables
 from .items import LETTERS
-from .library import FAMILIES, RULES, applicable_rules, correct_answer, rule_answer
+from .library import RULES, applicable_rules, correct_answer, get_family, rule_answer
 from .model import Problem
 from .values import format_value, parse_value
 
@@ -153,7 +153,7 @@ def _held_matrix(
             for s in students
         ]
     else:
-        kind = FAMILIES[problem.family].kind
+        kind = get_family(problem.family).kind
         values = [parse_value(str(item[f"choice_{x}"]), kind) for x in LETTERS]
         errs = applicable_rules(problem)
         rule_value = {r: parse_value(rule_answer(problem, r) or "", kind) for r in errs}
@@ -270,7 +270,7 @@ def slip_answer(problem: Problem, rng: np.random.Generator) -> str:
     """A careless wrong answer near the correct one that no rule of the family produces (a
     different listed number for "which is greatest"): the slip of :func:`open_answer`, and a
     plausible "random" distractor that targets no misconception (P5)."""
-    fam = FAMILIES[problem.family]
+    fam = get_family(problem.family)
     right = correct_answer(problem)
     taken = {right} | {rule_answer(problem, r) for r in fam.rules} - {None}
     if fam.slip is not None:

@@ -202,7 +202,8 @@ def _family_for(rule: str, rng: np.random.Generator) -> str:
     fam = _FAMILY_OF.get(rule)
     if fam is not None:
         return fam
-    fams = list(RULES[rule].families)
+    # a rule that only question variants use draws its problems from them
+    fams = list(RULES[rule].families or RULES[rule].variants)
     return fams[int(rng.integers(len(fams)))]
 
 

@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..model import Choice, Family, Params, RuleImpl, Steps
-from ._util import pick
+from ._util import grid_labels, pick, variant_family
 
 # --- order of operations: a − b × c + d -----------------------------------------------------------
 
@@ -491,7 +491,117 @@ LINEAR_STEPS = Steps(
     explain=lambda p, c: _grouped("" if (r := _lin_steps(p, c)) is None else r[1], p["var"]),
 )
 
+# --- question variants over the same numbers (:mod:`..variants`) ----------------------------------
+
+#: a·x + b = c, a·x − b = c, a(x + b) = c, a(x − b) = c: bit 0 the sign, bit 1 the parentheses
+_FORMS = ("{a}{x} + {b}", "{a}{x} − {b}", "{a}({x} + {b})", "{a}({x} − {b})")
+
+
+def _forms_numbers(rng: np.random.Generator, grade: int) -> Params:
+    """``a`` divides ``b`` and ``c``, and ``c > a·b``: every variant's answer is a whole number
+    above 0."""
+    a, k = int(rng.integers(2, 10)), int(rng.integers(1, 6))
+    m = k * a + int(rng.integers(1, 13))
+    return {"a": a, "b": a * k, "c": a * m, "var": pick(rng, _VARS)}
+
+
+def _forms_value(p: Params, v: int) -> Fraction:
+    a, b, c = p["a"], p["b"], p["c"]
+    b = -b if v & 1 else b
+    return Fraction(c, a) - b if v & 2 else Fraction(c - b, a)
+
+
+def _forms_text(p: Params, v: int) -> str:
+    a, b, c = p["a"], p["b"], p["c"]
+    undo = "+" if v & 1 else "−"
+    expr = f"({c} ÷ {a}) {undo} {b}" if v & 2 else f"({c} {undo} {b}) ÷ {a}"
+    return _grouped(expr, p["var"])
+
+
+LINEAR_FORMS, LINEAR_FORMS_VARIANTS = variant_family(
+    id="linear_equation_forms",
+    name="Solve a two-step linear equation with or without parentheses",
+    content="Algebra",
+    grades=(7, 8),
+    dok=2,
+    kind="fraction",
+    numbers=_forms_numbers,
+    question=lambda p, v: (
+        f"Solve for {p['var']}: "
+        + _FORMS[v].format(a=p["a"], b=p["b"], x=p["var"])
+        + f" = {p['c']}."
+    ),
+    value=_forms_value,
+    text=_forms_text,
+    names=("a·x + b", "a·x − b", "a(x + b)", "a(x − b)"),
+    labels=grid_labels(
+        [
+            ("move_term_no_sign_change", "move_term_no_sign_change"),
+            ("inverse_ops_wrong_order", "distribute_first_only"),
+        ]
+    ),
+    difficulty=0.5,
+)
+
+#: a + b × c − d and its groupings: bit 0 groups a + b, bit 1 groups c − d
+_GROUPINGS = (
+    "{a} + {b} × {c} − {d}",
+    "({a} + {b}) × {c} − {d}",
+    "{a} + {b} × ({c} − {d})",
+    "({a} + {b}) × ({c} − {d})",
+)
+#: how each grouping is worked, fully bracketed
+_WORKED = (
+    "({a} + ({b} × {c})) − {d}",
+    "(({a} + {b}) × {c}) − {d}",
+    "{a} + ({b} × ({c} − {d}))",
+    "({a} + {b}) × ({c} − {d})",
+)
+_NOP, _L2R, _R2L = "ignore_parentheses", "left_to_right", "right_to_left"
+
+
+def _groups_numbers(rng: np.random.Generator, grade: int) -> Params:
+    b, c = int(rng.integers(2, 10)), int(rng.integers(3, 10))
+    d, a = int(rng.integers(1, c - 1)), int(rng.integers(2, 21))
+    return {"a": a, "b": b, "c": c, "d": d}
+
+
+def _groups_value(p: Params, v: int) -> Fraction:
+    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
+    left = a + b if v & 1 else None
+    right = c - d if v & 2 else None
+    if left is None:
+        return Fraction(a + b * right if right is not None else a + b * c - d)
+    return Fraction(left * right if right is not None else left * c - d)
+
+
+GROUPING, GROUPING_VARIANTS = variant_family(
+    id="order_of_operations_grouping",
+    name="Evaluate a numerical expression with or without parentheses",
+    content="Algebra",
+    grades=(5, 6),
+    dok=1,
+    kind="int",
+    numbers=_groups_numbers,
+    question=lambda p, v: f"What is the value of {_GROUPINGS[v].format(**p)}?",
+    value=_groups_value,
+    text=lambda p, v: _grouped(_WORKED[v].format(**p)),
+    names=("a + b × c − d", "(a + b) × c − d", "a + b × (c − d)", "(a + b) × (c − d)"),
+    # asked without parentheses, working left to right groups a + b, right to left c − d, and
+    # adding (subtracting) before multiplying both; asked with them, ignoring them gives the
+    # plain precedence, or - worked left to right or right to left - the other groupings
+    labels=(
+        ("", _L2R, _R2L, "add_before_multiply"),
+        (_NOP, "", f"{_NOP}+{_R2L}", _R2L),
+        (_NOP, f"{_NOP}+{_L2R}", "", _L2R),
+        (_NOP, f"{_NOP}+{_L2R}", f"{_NOP}+{_R2L}", ""),
+    ),
+    difficulty=-0.2,
+)
+
 FAMILIES = (ORDER_OF_OPERATIONS, QUADRATIC, DISTRIBUTIVE, LINEAR)
 STEPS = (QUADRATIC_STEPS, DISTRIBUTIVE_STEPS, LINEAR_STEPS)
+VARIANT_FAMILIES = (LINEAR_FORMS, GROUPING)
+VARIANTS = (LINEAR_FORMS_VARIANTS, GROUPING_VARIANTS)
 
-__all__ = ["FAMILIES", "STEPS"]
+__all__ = ["FAMILIES", "STEPS", "VARIANTS", "VARIANT_FAMILIES"]

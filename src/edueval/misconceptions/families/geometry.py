@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..model import Choice, Family, Params, RuleImpl, Steps
-from ._util import pick, txt
+from ._util import grid_labels, pick, txt, variant_family
 
 _UNITS = ("cm", "m", "in", "ft")
 
@@ -364,7 +364,113 @@ BOX_STEPS = Steps(
     explain=lambda p, c: "" if (r := _box_compose(p, c)) is None else r[1],
 )
 
+# --- question variants over the same numbers (:mod:`..variants`) ----------------------------------
+#
+# Variant ``v``'s bit 0 says whether the given length is the diameter, bit 1 which measure (or
+# solid) is asked; a student who takes the diameter for the radius (or the radius for the
+# diameter), or who computes the other measure, answers another variant's question.
+
+
+def _given_length(rng: np.random.Generator, grade: int) -> Params:
+    return {"size": int(rng.integers(3, 21)), "unit": pick(rng, _UNITS)}
+
+
+def _r_of(p: Params, v: int) -> Fraction:
+    return Fraction(p["size"], 2) if v & 1 else Fraction(p["size"])
+
+
+def _given_name(v: int) -> str:
+    return "diameter" if v & 1 else "radius"
+
+
+def _measure_question(p: Params, v: int) -> str:
+    n, u = p["size"], p["unit"]
+    what = f"circumference in {_plural(u)}" if v & 2 else f"area in square {_plural(u)}"
+    return (
+        f"A circle has a {_given_name(v)} of {n} {u}. What is its {what}? Give the answer in "
+        "terms of π."
+    )
+
+
+def _measure_value(p: Params, v: int) -> Fraction:
+    r = _r_of(p, v)
+    return 2 * r if v & 2 else r * r
+
+
+def _measure_text(p: Params, v: int) -> str:
+    expr = (lambda r: f"2 × π × {r}") if v & 2 else (lambda r: f"π × {r} × {r}")
+    return _circ_steps(p, bool(v & 1), expr)
+
+
+CIRCLE_MEASURE, CIRCLE_MEASURE_VARIANTS = variant_family(
+    id="circle_measure",
+    name="Area or circumference of a circle from its radius or diameter",
+    content="Geometry & Measurement",
+    grades=(7,),
+    dok=2,
+    kind="pi",
+    numbers=_given_length,
+    question=_measure_question,
+    value=_measure_value,
+    text=_measure_text,
+    names=("radius, area", "diameter, area", "radius, circumference", "diameter, circumference"),
+    labels=grid_labels(
+        [
+            ("radius_diameter_swap", "radius_diameter_swap"),
+            ("perimeter_area_confusion", "perimeter_area_confusion"),
+        ]
+    ),
+    difficulty=0.4,
+)
+
+
+def _round_solid(rng: np.random.Generator, grade: int) -> Params:
+    return {**_given_length(rng, grade), "height": int(rng.integers(2, 16))}
+
+
+def _solid_question(p: Params, v: int) -> str:
+    n, h, u = p["size"], p["height"], p["unit"]
+    solid = "cone" if v & 2 else "cylinder"
+    return (
+        f"A {solid} has a base {_given_name(v)} of {n} {u} and a height of {h} {u}. What is "
+        f"its volume in cubic {_plural(u)}? Give the answer in terms of π."
+    )
+
+
+def _solid_value(p: Params, v: int) -> Fraction:
+    r = _r_of(p, v)
+    return r * r * p["height"] / (3 if v & 2 else 1)
+
+
+def _solid_text(p: Params, v: int) -> str:
+    h, third = p["height"], "1/3 × " if v & 2 else ""
+    return _circ_steps(p, bool(v & 1), lambda r: f"{third}π × {r} × {r} × {h}")
+
+
+CYLINDER_CONE, CYLINDER_CONE_VARIANTS = variant_family(
+    id="cylinder_cone_volume",
+    name="Volume of a cylinder or a cone from its radius or diameter",
+    content="Geometry & Measurement",
+    grades=(8,),
+    dok=2,
+    kind="pi",
+    numbers=_round_solid,
+    question=_solid_question,
+    value=_solid_value,
+    text=_solid_text,
+    names=("cylinder, radius", "cylinder, diameter", "cone, radius", "cone, diameter"),
+    labels=grid_labels(
+        [
+            ("radius_diameter_swap", "radius_diameter_swap"),
+            ("cone_cylinder_confusion", "cone_cylinder_confusion"),
+        ]
+    ),
+    difficulty=0.6,
+)
+
 FAMILIES = (RIGHT_TRIANGLE, CIRCLE, BOX)
 STEPS = (CIRCLE_STEPS, BOX_STEPS)
+VARIANT_FAMILIES = (CIRCLE_MEASURE, CYLINDER_CONE)
+VARIANTS = (CIRCLE_MEASURE_VARIANTS, CYLINDER_CONE_VARIANTS)
 
-__all__ = ["FAMILIES", "STEPS"]
+__all__ = ["FAMILIES", "STEPS", "VARIANTS", "VARIANT_FAMILIES"]

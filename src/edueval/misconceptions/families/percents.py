@@ -13,7 +13,7 @@ import numpy as np
 
 from ..model import Family, Params, RuleImpl
 from ..values import decimal_str, format_value
-from ._util import pick
+from ._util import pick, variant_family
 
 # --- percent change -------------------------------------------------------------------------------
 
@@ -263,6 +263,86 @@ ORIGINAL = Family(
     difficulty=0.9,
 )
 
-FAMILIES = (CHANGE, ORIGINAL)
+# --- question variants over the same numbers (:mod:`..variants`) ----------------------------------
+#
+# Two amounts A < B: the percent increase from A to B, the percent decrease from B to A, B as a
+# percent of A and A as a percent of B.  Dividing by the other amount, and giving the percent
+# change for "what percent of" (or the ratio for the change), turn one into another.
 
-__all__ = ["FAMILIES"]
+_COMPARE_PCTS = (20, 25, 40, 50, 60, 75, 150, 200, 300)
+
+
+def _compare_numbers(rng: np.random.Generator, grade: int) -> Params:
+    while True:
+        low = int(pick(rng, (20, 25, 40, 50, 60, 80, 100, 120, 160, 200, 240, 400)))
+        high = Fraction(low * (100 + int(pick(rng, _COMPARE_PCTS))), 100)
+        p = {"low": low, "high": int(high), "context": int(rng.integers(len(_CHANGE_CONTEXTS)))}
+        if high.denominator == 1 and all(
+            _two_places(_compare_value(p, v)) is not None for v in range(4)
+        ):
+            return p
+
+
+def _compare_value(p: Params, v: int) -> Fraction:
+    low, high = p["low"], p["high"]
+    base = high if v & 1 else low
+    top = (low if v & 1 else high) if v & 2 else high - low
+    return Fraction(top * 100, base)
+
+
+def _compare_text(p: Params, v: int) -> str:
+    low, high = p["low"], p["high"]
+    base = high if v & 1 else low
+    top = str(low if v & 1 else high) if v & 2 else f"({high} − {low})"
+    return _percent_steps(f"{top} ÷ {base} × 100")
+
+
+def _compare_question(p: Params, v: int) -> str:
+    sentence, what = _CHANGE_CONTEXTS[p["context"]]
+    cur = "$" if "$" in sentence else ""
+    low, high = f"{cur}{p['low']}", f"{cur}{p['high']}"
+    if v & 2:
+        first, second = (high, low) if v & 1 else (low, high)
+        return f"What percent of {first} is {second}?"
+    went, direction = ("fell", "decrease") if v & 1 else ("rose", "increase")
+    old, new = (p["high"], p["low"]) if v & 1 else (p["low"], p["high"])
+    return (
+        sentence.format(went=went, old=old, new=new) + f" By what percent did {what} {direction}?"
+    )
+
+
+_NEW, _RATIO, _WAY = "percent_change_new_base", "ratio_as_percent_change", "divide_the_wrong_way"
+
+COMPARE, COMPARE_VARIANTS = variant_family(
+    id="percent_compare",
+    name="Percent change or percent of, between two amounts",
+    content="Number & Operation",
+    grades=(7,),
+    dok=2,
+    kind="percent",
+    numbers=_compare_numbers,
+    question=_compare_question,
+    value=_compare_value,
+    text=_compare_text,
+    names=(
+        "increase from A to B",
+        "decrease from B to A",
+        "B as a percent of A",
+        "A as a percent of B",
+    ),  # fmt: skip
+    # the change divided by the new amount; the ratio for the change (or the change for the
+    # ratio); the ratio turned round
+    labels=(
+        ("", _NEW, _RATIO, f"{_NEW}+{_RATIO}"),
+        (_NEW, "", f"{_NEW}+{_RATIO}", _RATIO),
+        (_RATIO, f"{_RATIO}+{_WAY}", "", _WAY),
+        (f"{_RATIO}+{_WAY}", _RATIO, _WAY, ""),
+    ),
+    difficulty=0.9,
+)
+
+FAMILIES = (CHANGE, ORIGINAL)
+VARIANT_FAMILIES = (COMPARE,)
+VARIANTS = (COMPARE_VARIANTS,)
+
+__all__ = ["FAMILIES", "VARIANTS", "VARIANT_FAMILIES"]
