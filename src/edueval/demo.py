@@ -138,8 +138,10 @@ def _demo_turing(out: Path, quick: bool, seed: int, log: Callable[[str], None]) 
     from .turing.simulate import SimConfig
 
     p5 = SimConfig(reps=200 if quick else 1000, seed=seed)
-    log(f"P5 imitation game: simulation study, {p5.reps} replications of {p5.n_students} "
-        f"students x {p5.n_questions} MCQs")
+    log(
+        f"P5 imitation game: simulation study, {p5.reps} replications of {p5.n_students} "
+        f"students x {p5.n_questions} MCQs"
+    )
     r5 = simulate_run(
         out / "turing-simulate", p5, n_students_grid=[5, 10, 20, 40] if not quick else [5, 20]
     )
