@@ -96,6 +96,10 @@ def generate(
         adversarial="hub" if hub else "variants" if variants else adversarial,
     )  # fmt: skip
     say(f"{res['n_questions']} questions from {res['malrules_used']} mal-rules")
+    if not variants:
+        say("note: a classifier trained on per-option features finds the key of most of these "
+            "items without the mathematics (edueval malalgo audit measures it); --variants draws "
+            "items it cannot")  # fmt: skip
     done(path, json=json_out)
 
 

@@ -32,6 +32,30 @@ __all__ = [
 ]
 
 
+#: what a reader trained on per-option features can do with each way of drawing items (measured in
+#: benchmarks/RESULTS.md, "P3 adversarial filtering", "Hub items", "Variant items")
+KEY_CUES = {
+    "plain": "Not without a trained reader: every listed surface cue is balanced, but each "
+    "distractor perturbs the correct procedure, so a classifier trained on per-option features "
+    "(similarity of the rationales, value relations) finds the key in most items. Accuracy of a "
+    "strong model on these items can be partly earned without the mathematics. Run 'edueval "
+    "malalgo audit' on questions.csv to measure it; '--variants' draws items whose options no "
+    "per-option reader can tell apart.",
+    True: "Less often than on plain items: the key's value rank is uniform within each family "
+    "and the most central rationale is less often the key, but a classifier trained on "
+    "per-option features still finds the key in most items ('edueval malalgo audit' measures "
+    "it; '--variants' draws items whose options no per-option reader can tell apart).",
+    "hub": "The key is the centre of its item only a quarter of the time and its value rank is "
+    "uniform, but a classifier trained on per-option features still learns each family's correct "
+    "template and finds the key in most items ('edueval malalgo audit' measures it; '--variants' "
+    "draws items whose options no per-option reader can tell apart).",
+    "variants": "Each item's four options are the answers of four variants of its question "
+    "over the same numbers, with reasoning that reads the same whichever variant is asked: the "
+    "options, their values and their rationales do not depend on the key, so a reader that does "
+    "not read the question is at chance; only the question decides which procedure is right.",
+}
+
+
 def generate_run(
     out: Path,
     *,
@@ -67,6 +91,8 @@ def generate_run(
     rep.section("First questions").table(
         items[["id", "question", "choice_A", "choice_B", "choice_C", "choice_D", "answer"]].head(10)
     )
+    rep.section("Can the key be found without the mathematics?").text(KEY_CUES[
+        adversarial if adversarial in KEY_CUES else "plain"])  # fmt: skip
     results = {
         "n_questions": n,
         "contents": items["content"].value_counts().to_dict(),
