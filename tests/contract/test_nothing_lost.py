@@ -108,7 +108,10 @@ CASES: dict[str, Case] = {
         {"scores": CSV, "students": "student,g\na,x\n"},
     ),
     "items irt": Case(("items", "irt", "{scores}"), {"scores": CSV}),
-    "items reliability": Case(("items", "reliability", "{scores}"), {"scores": CSV}),
+    "items reliability": Case(
+        ("items", "reliability", "{scores}", "--key", "{key}"),
+        {"scores": "student,q1,q2\na,A,B\nb,B,B\nc,A,C\n", "key": "item,key\nq1,A\nq2,B\n"},
+    ),
     "items irt-compare": Case(
         ("items", "irt-compare", "{real}", "{simulated}"), {"real": CSV, "simulated": CSV}
     ),

@@ -189,3 +189,64 @@ def test_a_pattern_table_without_freq_names_the_option(cli, tmp_path):
     out = tmp_path / "out"
     res = cli("items", "reliability", MIRT / "LSAT7.csv", "--out", out)
     _one_line(res, out, "missing column 'student'", "--freq")
+
+
+# ---- a matrix of chosen options scored against a key (mirt's SAT12 and key2binary) ----
+
+SAT12_KEY = [1, 4, 5, 2, 3, 1, 2, 1, 3, 1, 2, 4, 2, 1, 5, 3, 4, 4, 1, 4, 3, 3, 4, 1, 3, 5, 1, 3,
+             1, 5, 4, 5]  # fmt: skip
+
+
+def _sat12_key(write):
+    rows = "".join(f"Item.{i + 1},{k}\n" for i, k in enumerate(SAT12_KEY))
+    return write("key.csv", "item,key\n" + rows)
+
+
+def test_sat12_as_mirt_ships_it_scored_with_its_key(cli, write, tmp_path):
+    from edueval.items import IRT
+
+    raw = pd.read_csv(MIRT / "SAT12.csv")
+    key = _sat12_key(write)
+    x = read_scores(MIRT / "SAT12.csv", key=key, student_col=None)
+    expected = (raw.to_numpy() == np.array(SAT12_KEY)).astype(float)  # key2binary: 8 is wrong
+    np.testing.assert_array_equal(x.to_numpy(), expected)
+    assert x.index[0] == "1" and x.index[-1] == "600"
+    res = cli("items", "irt", MIRT / "SAT12.csv", "--key", key, "--row-ids", "--se", "none",
+              "--out", tmp_path / "irt")  # fmt: skip
+    assert res.code == 0, res.err
+    written = json.loads((tmp_path / "irt/results.json").read_text())
+    fit = IRT("2pl", se="none").fit(expected)
+    assert written["loglik"] == pytest.approx(fit.loglik_, abs=1e-9)
+    params = json.loads((tmp_path / "irt/config.json").read_text())["params"]
+    assert params["key"] is True and params["row_ids"] is True
+
+
+def test_a_key_scores_blanks_as_not_administered():
+    table = pd.DataFrame({"student": ["a", "b", "c"], "q1": ["B", "C", ""], "q2": [2, 8, 1]})
+    got = read_scores(table, key={"q1": "B", "q2": 1})
+    assert got.loc["a"].tolist() == [1.0, 0.0] and got.loc["b"].tolist() == [0.0, 0.0]
+    assert np.isnan(got.loc["c", "q1"]) and got.loc["c", "q2"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("key", "needle"),
+    [
+        ("item,key\nq1,1\n", "item 'q2' has no key"),
+        ("item,key\nq1,1\nq2,1\nq3,2\n", "the key names item 'q3'"),
+        ("item,key\nq1,1\nq2,\n", "line 3"),
+        ("item,answer\nq1,1\nq2,1\n", "'key'"),
+    ],
+)
+def test_bad_keys_are_one_line(cli, write, tmp_path, key, needle):
+    out = tmp_path / "out"
+    scores = write("s.csv", "student,q1,q2\na,1,2\nb,2,1\n")
+    res = cli("items", "reliability", scores, "--key", write("k.csv", key), "--out", out)
+    _one_line(res, out, needle)
+
+
+def test_row_ids_and_key_need_a_wide_table(cli, write, tmp_path):
+    out = tmp_path / "out"
+    long = write("l.csv", "student,item,correct\na,q1,1\n")
+    _one_line(cli("items", "irt", long, "--row-ids", "--out", out), out, "long")
+    _one_line(cli("items", "irt", long, "--key", write("k.csv", "item,key\nq1,1\n"), "--out", out),
+              out, "long")  # fmt: skip

@@ -19,6 +19,25 @@ from .common import (
 )
 from .ranges import COUNT_MAX, check_memory
 
+#: chosen options scored against a key (mirt's key2binary), and a table whose rows are the students
+KeyOption = Annotated[
+    Path | None,
+    typer.Option(
+        dir_okay=False,
+        help="Answer key (CSV/TSV/JSON/JSONL/Parquet: item, key): the table's cells are the "
+        "options chosen, scored 1 for the key and 0 for any other (an omit code too); blank = "
+        "not administered.",
+    ),
+]
+RowIdsOption = Annotated[
+    bool,
+    typer.Option(
+        "--row-ids",
+        help="The table has no student column: each row is one student, numbered from 1 (a plain "
+        "matrix, as R's mirt ships SAT12).",
+    ),
+]
+
 #: a wide table of response patterns with a count per row (as mirt and ltm ship LSAT6, LSAT7)
 FreqOption = Annotated[
     str | None,
@@ -177,6 +196,8 @@ def dif(
         float, typer.Option(min=0.0, max=1.0, help="Significance level (0-1).")
     ] = 0.05,
     freq: FreqOption = None,
+    key: KeyOption = None,
+    row_ids: RowIdsOption = False,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -192,7 +213,8 @@ def dif(
         raise InputError(f"--method takes mh or lr, got {bad[0]!r}")
     path = out_dir(out, "items dif", overwrite, inputs=())
     res = dif_run(path, scores, group=group, students=students, focal=focal,
-                  reference=reference, methods=methods, level=level, freq=freq)  # fmt: skip
+                  reference=reference, methods=methods, level=level, freq=freq, key=key,
+                  row_ids=row_ids)  # fmt: skip
     ets = res["ets"]
     say(
         f"{res['n_items']} items, focal {res['focal']!r} ({res['n_focal']}) vs reference "
@@ -224,6 +246,8 @@ def reliability(
         float, typer.Option(min=0.0, max=1.0, help="Level of Feldt's interval (0-1).")
     ] = 0.95,
     freq: FreqOption = None,
+    key: KeyOption = None,
+    row_ids: RowIdsOption = False,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -233,7 +257,8 @@ def reliability(
     from ..items.reliability_pipeline import reliability_run
 
     path = out_dir(out, "items reliability", overwrite, inputs=())
-    res = reliability_run(path, scores, missing=missing, level=level, freq=freq)
+    res = reliability_run(path, scores, missing=missing, level=level, freq=freq, key=key,
+                          row_ids=row_ids)  # fmt: skip
     low, high = res["alpha_low"], res["alpha_high"]
     alpha = res["alpha"]
     say(
@@ -333,6 +358,8 @@ def irt(
         ),
     ] = None,
     freq: FreqOption = None,
+    key: KeyOption = None,
+    row_ids: RowIdsOption = False,
     out: OutOption = None,
     overwrite: OverwriteOption = False,
     json_out: JsonOption = False,
@@ -343,7 +370,7 @@ def irt(
 
     path = out_dir(out, "items irt", overwrite, inputs=())
     res = irt_run(path, scores, model=model, rasch_scale=rasch_scale, se=se, g_prior=g_prior,
-                  freq=freq)  # fmt: skip
+                  freq=freq, key=key, row_ids=row_ids)  # fmt: skip
     m2 = res["M2"]
     say(
         f"{res['model'].upper()}: {res['n_items']} items, {res['n_persons']} persons; "

@@ -12,7 +12,7 @@ from ..report import Report
 from ..report.figures import plt
 from ..runs import RunDir, saved_run
 from .dif import DIFResult, dif
-from .scores import load_scores, read_groups
+from .scores import load_scores, read_groups, reading_params
 
 __all__ = ["dif_run", "save_dif", "write_dif"]
 
@@ -72,13 +72,16 @@ def dif_run(
     methods: Sequence[str] = ("mh", "lr"),
     level: float = 0.05,
     freq: str | None = None,
+    key: Path | None = None,
+    row_ids: bool = False,
 ) -> dict:
     """DIF of a score table's items between two groups: ``dif.csv``.  The group is a column of
     the score table (long: one value per student; wide: a column that is not an item) or, with
     ``students``, of a students file (``student`` plus that column)."""
     if not 0 < level < 1:
         raise InputError("level= must be between 0 and 1")
-    table = load_scores(scores, keep=() if students is not None else (group,), freq_col=freq)
+    table = load_scores(scores, keep=() if students is not None else (group,), freq_col=freq,
+                        key=key, student_col=None if row_ids else "student")  # fmt: skip
     if students is not None:
         groups = read_groups(students, group, table.scores.index)
     else:
@@ -89,6 +92,8 @@ def dif_run(
     except InputError as exc:
         raise InputError(exc.message, file=exc.file or str(students or scores)) from None
     inputs = {"scores": scores} if students is None else {"scores": scores, "students": students}
+    if key is not None:
+        inputs["key"] = key
     run = RunDir(
         out,
         command="items dif",
@@ -99,7 +104,7 @@ def dif_run(
             "methods": list(methods),
             "level": level,
             "layout": table.layout,
-            **({"freq": freq} if freq else {}),
+            **reading_params(freq, key, row_ids),
         },  # fmt: skip
         inputs=inputs,
     )

@@ -13,7 +13,7 @@ from ..report import Report
 from ..report.figures import plt
 from ..runs import RunDir, saved_run
 from .irt import IRT, IRTComparison, IRTResults, compare_irt
-from .scores import read_scores
+from .scores import read_scores, reading_params
 
 __all__ = [
     "irt_compare_run",
@@ -63,16 +63,18 @@ def _figures(res: IRTResults, rep: Report) -> None:
 def irt_run(
     out: Path, scores: Path, *, model: str = "2pl", rasch_scale: str = "variance",
     se: str = "observed", g_prior: tuple[float, float] | None = None, freq: str | None = None,
+    key: Path | None = None, row_ids: bool = False,
 ) -> dict:  # fmt: skip
     """Fit ``model`` to a score table (``freq``: the count column of a table of response
     patterns): ``items.csv``, ``persons.csv``, results.json, report."""
     est = IRT(model=model, rasch_scale=rasch_scale, se=se, g_prior=g_prior)
     est._check_params()
-    df = read_scores(scores, freq_col=freq)
+    df = read_scores(scores, freq_col=freq, key=key, student_col=None if row_ids else "student")
     params = {"model": model, "rasch_scale": rasch_scale, "se": se,
               "g_prior": list(g_prior) if g_prior else None, "quadpts": est.quadpts,
-              **({"freq": freq} if freq else {})}  # fmt: skip
-    run = RunDir(out, command="items irt", params=params, inputs={"scores": scores})
+              **reading_params(freq, key, row_ids)}  # fmt: skip
+    inputs = {"scores": scores, **({"key": key} if key is not None else {})}
+    run = RunDir(out, command="items irt", params=params, inputs=inputs)
     return write_irt(run, est.fit(df).results_, str(scores))
 
 

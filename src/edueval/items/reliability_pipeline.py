@@ -16,7 +16,7 @@ from ..report import Report
 from ..report.figures import plt
 from ..runs import RunDir, saved_run
 from .reliability import MISSING, Reliability, reliability
-from .scores import load_scores
+from .scores import load_scores, reading_params
 
 __all__ = ["reliability_run", "save_reliability", "write_reliability"]
 
@@ -67,6 +67,8 @@ def reliability_run(
     missing: str = "pairwise",
     level: float = 0.95,
     freq: str | None = None,
+    key: Path | None = None,
+    row_ids: bool = False,
 ) -> dict:
     """Reliability of a score table (long or wide; ``freq``: the count column of a table of
     response patterns): ``reliability.csv`` (per item: n, mean, sd, alpha if deleted), the
@@ -75,10 +77,12 @@ def reliability_run(
         raise InputError(f"missing= must be one of {', '.join(MISSING)}, got {missing!r}")
     if not 0 < level < 1:
         raise InputError("level= must be between 0 and 1")
-    table = load_scores(scores, freq_col=freq)
+    table = load_scores(scores, freq_col=freq, key=key,
+                        student_col=None if row_ids else "student")  # fmt: skip
     res = reliability(table.scores, missing=missing, level=level)
-    params = {**_params(res), **({"freq": freq} if freq else {})}
-    run = RunDir(out, command="items reliability", params=params, inputs={"scores": scores})
+    params = {**_params(res), **reading_params(freq, key, row_ids)}
+    inputs = {"scores": scores, **({"key": key} if key is not None else {})}
+    run = RunDir(out, command="items reliability", params=params, inputs=inputs)
     return write_reliability(run, res, str(scores))
 
 

@@ -32,7 +32,7 @@ appearance, values the scores with NaN for "not administered".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +51,8 @@ __all__ = [
     "load_scores",
     "looks_like_scores",
     "read_groups",
+    "read_key",
+    "reading_params",
     "read_scores",
     "scores_to_long",
     "wide_scores_schema",
@@ -121,6 +123,65 @@ def _score_cells(df: pd.DataFrame, column: str, *, binary: bool) -> np.ndarray:
         else:
             out[~blank] = numeric_column(part, column, low=0.0)
     return out
+
+
+def _choice_text(value: object) -> str:
+    """A chosen option as text, as a key is written: ``3`` and ``3.0`` (a column with blanks
+    read as numbers) are ``"3"``."""
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def _keyed_cells(df: pd.DataFrame, column: str, answer: str) -> np.ndarray:
+    """A column of chosen options scored against its key: 1 where the choice is the key, 0 for
+    any other choice (an omit code such as mirt's 8 included), NaN where the cell is blank."""
+    blank = _blank(df[column])
+    chosen = np.array([_choice_text(v) for v in df[column].to_numpy(dtype=object)], dtype=object)
+    return np.where(blank, np.nan, (chosen == answer).astype(float))
+
+
+#: An answer key: one row per item, its correct option.
+KEY_SCHEMA = Schema("answer key", (Col("item", "id"), Col("key", "raw")), key=("item",))
+
+
+def read_key(source: str | Path | pd.DataFrame | Mapping[str, object]) -> dict[str, str]:
+    """An answer key (``item, key`` rows, a path or a DataFrame, or a mapping item -> key) as
+    ``{item: key}`` text."""
+    if isinstance(source, Mapping):
+        return {str(k): _choice_text(v) for k, v in source.items()}
+    df = as_table(source, name="key", text_columns=["item", "key"])
+    checked = KEY_SCHEMA.validate(df)
+    blank = _blank(df["key"])
+    if blank.any():
+        pos = int(np.flatnonzero(blank)[0])
+        raise InputError("an item without its key", file=df.attrs.get("file"),
+                         line=line_of(df, pos), column="key")  # fmt: skip
+    return dict(zip(checked["item"].astype(str), map(_choice_text, df["key"]), strict=True))
+
+
+def _item_grid(df: pd.DataFrame, items: list[str], key: Mapping[str, str] | None) -> np.ndarray:
+    """The item columns as scores: as written, or (with ``key``) chosen options scored against it."""
+    if key is None:
+        return np.column_stack([_score_cells(df, i, binary=False) for i in items])
+    file = df.attrs.get("file")
+    unkeyed = [i for i in items if i not in key]
+    if unkeyed:
+        raise InputError(f"item {unkeyed[0]!r} has no key"
+                         + (f" ({len(unkeyed)} items in all)" if len(unkeyed) > 1 else "")
+                         + "; the key needs a row for every item column", file=file)  # fmt: skip
+    extra = [k for k in key if k not in items]
+    if extra:
+        raise InputError(f"the key names item {extra[0]!r}, which the table does not have",
+                         file=file)  # fmt: skip
+    return np.column_stack([_keyed_cells(df, i, key[i]) for i in items])
+
+
+def reading_params(freq: str | None, key: object, row_ids: bool) -> dict[str, object]:
+    """How a score table was read, for a run's ``config.json`` (only what differs from a plain
+    table): the count column, that a key scored it, that its rows are the students."""
+    return {**({"freq": freq} if freq else {}), **({"key": True} if key is not None else {}),
+            **({"row_ids": True} if row_ids else {})}  # fmt: skip
 
 
 def looks_like_scores(columns: Sequence[str]) -> bool:
@@ -198,12 +259,18 @@ def _long_keep(
 
 
 def _read_wide(
-    df: pd.DataFrame, student_col: str, keep: Sequence[str], freq_col: str | None = None
+    df: pd.DataFrame,
+    student_col: str | None,
+    keep: Sequence[str],
+    freq_col: str | None = None,
+    key: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     file = df.attrs.get("file")
     cols = [str(c) for c in df.columns]
     if freq_col is not None:
-        return _read_patterns(df, student_col, keep, freq_col)
+        return _read_patterns(df, student_col, keep, freq_col, key)
+    if student_col is None:
+        return _read_rows(df, keep, key)
     if student_col not in cols:
         raise InputError(
             f"missing column {student_col!r} (the student id of a wide score table: one column "
@@ -217,15 +284,36 @@ def _read_wide(
         raise InputError("a wide score table needs at least one item column", file=file)
     schema = wide_scores_schema(items, keep).renamed(student=student_col)
     checked = schema.validate(df)
-    grid = np.column_stack([_score_cells(df, i, binary=False) for i in items])
+    grid = _item_grid(df, items, key)
     index = pd.Index(checked["student"].astype(str), name="student")
     scores = pd.DataFrame(grid, index=index, columns=pd.Index(items))
     students = pd.DataFrame({k: df[k].to_numpy(dtype=object) for k in keep}, index=index)
     return scores, students
 
 
+def _read_rows(
+    df: pd.DataFrame, keep: Sequence[str], key: Mapping[str, str] | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A wide table with no student column (``student_col=None``: a plain matrix, as R's mirt
+    ships SAT12): each row is one student, named by its row number from 1."""
+    items = [str(c) for c in df.columns if str(c) not in keep]
+    if not items:
+        raise InputError("a wide score table needs at least one item column",
+                         file=df.attrs.get("file"))  # fmt: skip
+    Schema("wide score table", (*(Col(i, "raw") for i in items),
+                                *(Col(k, "raw") for k in keep))).validate(df)  # fmt: skip
+    index = pd.Index([str(i) for i in range(1, len(df) + 1)], name="student")
+    scores = pd.DataFrame(_item_grid(df, items, key), index=index, columns=pd.Index(items))
+    students = pd.DataFrame({k: df[k].to_numpy(dtype=object) for k in keep}, index=index)
+    return scores, students
+
+
 def _read_patterns(
-    df: pd.DataFrame, student_col: str, keep: Sequence[str], freq_col: str
+    df: pd.DataFrame,
+    student_col: str | None,
+    keep: Sequence[str],
+    freq_col: str,
+    key: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A wide table of response patterns, each row standing for ``freq_col`` students (as R's
     mirt and ltm ship LSAT6 and LSAT7; mirt's ``expand.table``): one student per count, named
@@ -235,7 +323,7 @@ def _read_patterns(
     if freq_col not in cols:
         raise InputError(f"missing column {freq_col!r} (the count of students with each "
                          f"pattern); the file has: {', '.join(cols)}", file=file)  # fmt: skip
-    named = student_col in cols
+    named = student_col is not None and student_col in cols
     items = [c for c in cols if c not in (student_col, freq_col) and c not in keep]
     if not items:
         raise InputError("a wide score table needs at least one item column", file=file)
@@ -243,11 +331,13 @@ def _read_patterns(
     schema = Schema("table of response patterns", (*head, Col(freq_col, "raw"),
                     *(Col(i, "raw") for i in items), *(Col(k, "raw") for k in keep)),
                     key=("student",) if named else ())  # fmt: skip
-    checked = schema.renamed(student=student_col).validate(df) if named else schema.validate(df)
+    checked = (
+        schema.renamed(student=str(student_col)).validate(df) if named else schema.validate(df)
+    )
     counts = numeric_column(df, freq_col, low=0.0, integer=True)
     if counts.sum() == 0:
         raise InputError(f"every count in {freq_col!r} is 0: no students", file=file)
-    grid = np.column_stack([_score_cells(df, i, binary=False) for i in items])
+    grid = _item_grid(df, items, key)
     rows = np.repeat(np.arange(len(df)), counts)
     k = np.concatenate([np.arange(1, c + 1) for c in counts if c])
     base = checked["student"].astype(str).to_numpy() if named else np.arange(1, len(df) + 1)
@@ -261,30 +351,40 @@ def _read_patterns(
 def load_scores(
     source: str | Path | pd.DataFrame,
     *,
-    student_col: str = "student",
+    student_col: str | None = "student",
     item_col: str = "item",
     score_col: str | None = None,
     layout: str = "auto",
     keep: Sequence[str] = (),
     freq_col: str | None = None,
+    key: str | Path | pd.DataFrame | Mapping[str, object] | None = None,
 ) -> ScoreTable:
     """A validated :class:`ScoreTable` (see the module docstring); ``keep`` names per-student
     columns carried into ``students`` (a group for DIF) instead of being read as items;
-    ``freq_col`` reads a wide table of response patterns, each row counted that many times."""
+    ``freq_col`` reads a wide table of response patterns, each row counted that many times;
+    ``key`` (:func:`read_key`) scores a wide table of chosen options: 1 for the key, 0 for any
+    other choice, blank = not administered (mirt's ``key2binary``); ``student_col=None`` reads
+    a wide table with no student column, each row a student numbered from 1."""
+    keys = read_key(key) if key is not None else None
     if isinstance(source, pd.DataFrame) and source.index.name == student_col \
             and student_col not in source.columns:  # fmt: skip
         source = source.reset_index()
-    text = [student_col, item_col]
+    text = [c for c in (student_col, item_col) if c is not None]
     df = as_table(source, name="scores", text_columns=text)
     file = str(df.attrs.get("file"))
     kind = _layout(df, layout, item_col)
-    if kind == "long" and freq_col is not None:
-        raise InputError(f"freq= ({freq_col!r}) counts the rows of a wide table of response "
-                         "patterns; this table is long (it has an item column)", file=file)  # fmt: skip
+    if kind == "long" and student_col is None:
+        raise InputError("student_col=None (rows are students) reads a wide table; this table "
+                         "is long (it has an item column)", file=file)  # fmt: skip
+    if kind == "long" and (freq_col is not None or keys is not None):
+        what = f"freq= ({freq_col!r}) counts" if freq_col is not None else "key= scores"
+        raise InputError(f"{what} the rows of a wide table; this table is long (it has an "
+                         "item column)", file=file)  # fmt: skip
     if kind == "long":
+        assert student_col is not None
         scores, students = _read_long(df, student_col, item_col, score_col, keep)
     else:
-        scores, students = _read_wide(df, student_col, keep, freq_col)
+        scores, students = _read_wide(df, student_col, keep, freq_col, keys)
     empty = scores.isna().all(axis=0).to_numpy()
     if empty.any():
         first = scores.columns[int(np.flatnonzero(empty)[0])]
@@ -301,12 +401,13 @@ def load_scores(
 def read_scores(
     source: str | Path | pd.DataFrame,
     *,
-    student_col: str = "student",
+    student_col: str | None = "student",
     item_col: str = "item",
     score_col: str | None = None,
     layout: str = "auto",
     keep: Sequence[str] = (),
     freq_col: str | None = None,
+    key: str | Path | pd.DataFrame | Mapping[str, object] | None = None,
 ) -> pd.DataFrame:
     """A score table (a path or a DataFrame; long or wide, see the module docstring) as a wide
     float frame: index = student ids (``student``), columns = item ids (first-appearance order),
@@ -315,7 +416,7 @@ def read_scores(
     cell."""
     return load_scores(source, student_col=student_col, item_col=item_col,
                        score_col=score_col, layout=layout, keep=keep,
-                       freq_col=freq_col).scores  # fmt: skip
+                       freq_col=freq_col, key=key).scores  # fmt: skip
 
 
 def scores_to_long(scores: pd.DataFrame) -> pd.DataFrame:
