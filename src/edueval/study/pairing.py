@@ -201,9 +201,8 @@ class AdaptivePairer:
         raise RuntimeError(f"no pair could be chosen for slot {a['id']}") from last
 
     def _stream(self, c: Any, item: str, panel: int) -> _Stream:
-        """The stream's pairs, read from the database past what this host has seen (under this
-        host's lock of the stream; the places committed are always ``0 .. n - 1``, as each is
-        taken under the database's lock of the stream, so a read outside it sees a prefix)."""
+        """The stream's pairs, read from the database past what this host has seen (under the
+        stream's lock, so places are complete)."""
         key = (item, panel)
         k = len(self.agents[item])
         stream = self._streams.setdefault(key, _Stream([], [], {}, np.zeros((k, k))))
@@ -233,51 +232,40 @@ class AdaptivePairer:
     def _choose_once(
         self, a: dict[str, Any], fit: _Fit, before: Callable[[Any], None] | None = None
     ) -> dict[str, Any]:
-        item, panel = a["item_id"], a["panel"]
-        # the pair picked before the lock, from the stream as read now; under the lock only
-        # the places taken meanwhile are read, and the pick made again if there are any (the
-        # lock -- SQLite: every writer's turn -- is held for the writes alone, mostly)
-        with self.engine.connect() as c:
-            values = self._pick(a, self._stream(c, item, panel), fit)
-        with self.db.begin_write() as c:
-            if before is not None:
-                before(c)
-            self._lock_stream(c, a, written=before is not None)
-            stream = self._stream(c, item, panel)
-            if len(stream.pairs) != values["pair_seq"]:
-                values = self._pick(a, stream, fit)
-            values["chosen_at"] = _dt.datetime.now(_dt.UTC)
-            done = c.execute(self._sql["store"],
-                             {"aid": a["id"], **{f"v_{n}": v for n, v in values.items()}})  # fmt: skip
-            if done.rowcount == 0:  # chosen meanwhile (the same slot opened twice): that pair
-                return {**a, **c.execute(self._sql["row"], {"aid": a["id"]}).mappings().one()}
-        return {**a, **values}  # the stream's cache reads it back with the next choice
-
-    def _pick(self, a: dict[str, Any], stream: _Stream, fit: _Fit) -> dict[str, Any]:
-        """The next pair of ``stream`` for slot ``a`` and what it is chosen from (the columns
-        a choice writes, but ``chosen_at``)."""
         from ..pairwise.pairing import next_in_stream
 
         item, panel = a["item_id"], a["panel"]
         agents = self.agents[item]
         k = len(agents)
-        seq = len(stream.pairs)
-        avoid = np.zeros((k, k), dtype=bool)  # the pairs this participant has had
-        for x, y in stream.mine.get(a["participant_id"], []):
-            avoid[x, y] = avoid[y, x] = True
-        base = [self.study.seed, self.item_no[item], panel]
-        pair, rnd = next_in_stream(
-            k, stream.pairs, stream.rounds,
-            lambda r: _order(*base, r, k),
-            fit.est, stream.met, avoid, self.policy.random_rounds,
-        )  # fmt: skip
-        i, j = pair
-        if np.random.default_rng([*base, rnd, seq, 1]).random() < 0.5:
-            i, j = j, i  # the side shown first
-        return {"first": agents[i], "second": agents[j], "pair_seq": seq,
-                "pairing_round": rnd, "fitted_on": fit.m,
-                "est_first": _num(fit.est[i]), "se_first": _num(fit.se[i]),
-                "est_second": _num(fit.est[j]), "se_second": _num(fit.se[j])}  # fmt: skip
+        with self.db.begin_write() as c:
+            if before is not None:
+                before(c)
+            self._lock_stream(c, a, written=before is not None)
+            stream = self._stream(c, item, panel)
+            seq = len(stream.pairs)
+            avoid = np.zeros((k, k), dtype=bool)  # the pairs this participant has had
+            for x, y in stream.mine.get(a["participant_id"], []):
+                avoid[x, y] = avoid[y, x] = True
+            base = [self.study.seed, self.item_no[item], panel]
+            pair, rnd = next_in_stream(
+                k, stream.pairs, stream.rounds,
+                lambda r: _order(*base, r, k),
+                fit.est, stream.met, avoid, self.policy.random_rounds,
+            )  # fmt: skip
+            entropy = [*base, rnd]
+            i, j = pair
+            if np.random.default_rng([*entropy, seq, 1]).random() < 0.5:
+                i, j = j, i  # the side shown first
+            values = {"first": agents[i], "second": agents[j], "pair_seq": seq,
+                      "pairing_round": rnd, "fitted_on": fit.m,
+                      "est_first": _num(fit.est[i]), "se_first": _num(fit.se[i]),
+                      "est_second": _num(fit.est[j]), "se_second": _num(fit.se[j]),
+                      "chosen_at": _dt.datetime.now(_dt.UTC)}  # fmt: skip
+            done = c.execute(self._sql["store"],
+                             {"aid": a["id"], **{f"v_{n}": v for n, v in values.items()}})  # fmt: skip
+            if done.rowcount == 0:  # chosen meanwhile (the same slot opened twice): that pair
+                return {**a, **c.execute(self._sql["row"], {"aid": a["id"]}).mappings().one()}
+        return {**a, **values}  # the stream's cache reads it back with the next choice
 
 
 @functools.lru_cache(maxsize=4096)
