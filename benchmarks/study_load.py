@@ -21,7 +21,8 @@ value the one that participant sent.  The client runs on the same machine as the
     python benchmarks/study_load.py --items 1 --agents 30 --pairing random --pairing adaptive
 
 ``--pairing`` sets ``pairing:`` in ``study.yaml`` (``adaptive``: each slot's pair is chosen when
-the participant opens it, from estimates refitted every ``--refit-every`` judgements); under
+the participant comes to it -- with the answer to the slot before, or on opening the first --
+from estimates refitted every ``--refit-every`` judgements); under
 it the export must also give every participant's slot a pair and every place of an item's
 stream of pairs once.  Answers are checked per (participant, item, pair shown).
 """

@@ -41,7 +41,7 @@ def main() -> None:
     study = load_study(path)
     db = StudyDB(study, f"sqlite:///{tmp / 's.db'}")
     db.invite([f"p{i:03d}" for i in range(args.participants)])
-    pairer = AdaptivePairer(study, db.engine)
+    pairer = AdaptivePairer(study, db)
     slots = [a for pid in range(1, args.participants + 1) for a in db.assignments_of(pid)]
     prof = cProfile.Profile()
     t_choose = t_save = 0.0

@@ -332,7 +332,7 @@ def test_two_hosts_choosing_at_once_give_each_place_once(tmp_path, db_url, hosts
     dbs = [StudyDB(study, db_url) for _ in range(hosts)]
     try:
         dbs[0].invite([f"r{i}" for i in range(8)])
-        pairers = [AdaptivePairer(study, db.engine) for db in dbs]
+        pairers = [AdaptivePairer(study, db) for db in dbs]
         with dbs[0].engine.connect() as c:
             slots = [dict(r) for r in c.execute(select(assignments)).mappings()]
 

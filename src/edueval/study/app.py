@@ -220,17 +220,49 @@ class _Site:
         self.db = db
         self._pairers: dict[str, AdaptivePairer] = {}
         if study.pairing.adaptive:  # made now: it loads the pairwise package (a second or two)
-            self._pairers[study.pairing.policy] = AdaptivePairer(study, db.engine)
+            self._pairers[study.pairing.policy] = AdaptivePairer(study, db)
 
-    def paired(self, a: dict[str, Any]) -> dict[str, Any]:
-        """Slot ``a`` with its pair: an adaptive slot gets it now, when first opened, under the
-        policy it was invited with (the study's, unless ``study.yaml`` changed since)."""
+    def pairer(self, a: dict[str, Any]) -> AdaptivePairer | None:
+        """The pairer of slot ``a`` if it still needs a pair (an adaptive slot not yet opened),
+        under the policy it was invited with (the study's, unless ``study.yaml`` changed)."""
         if a["first"] is not None or self.study.kind != "comparative":
-            return a
+            return None
         policy = a["pairing"] if a["pairing"] not in (None, "random") else self.study.pairing.policy
         if policy not in self._pairers:
-            self._pairers[policy] = AdaptivePairer(self.study, self.db.engine, policy)
-        return self._pairers[policy].choose(a)
+            self._pairers[policy] = AdaptivePairer(self.study, self.db, policy)
+        return self._pairers[policy]
+
+    def paired(self, a: dict[str, Any]) -> dict[str, Any]:
+        """Slot ``a`` with its pair: an adaptive slot gets it now, when first opened (unless
+        :meth:`save_then_next` chose it with the previous answer)."""
+        pairer = self.pairer(a)
+        return a if pairer is None else pairer.choose(a)
+
+    def save_then_next(self, p: dict[str, Any], a: dict[str, Any], answers: dict[str, str],
+                       timing: dict[str, float | None]) -> str:  # fmt: skip
+        """Store the answers of slot ``a`` (all its questions) and return where the participant
+        goes next: the first slot left unanswered, or the closing page.
+
+        If that slot is adaptive and has no pair yet, its pair is chosen in the transaction that
+        stores the answers: one write instead of two (a SQLite database's writers take turns,
+        so with several server processes the second write was most of the cost of adaptive
+        pairing).  If the choice fails, the answers are stored alone and the pair is chosen
+        when the slot is opened, as before."""
+        base = f"/p/{p['token']}"
+        slots = self.db.assignments_of(p["id"])
+        later = [x for x in slots if not x["answered"] and x["id"] != a["id"]]
+        pairer = self.pairer(later[0]) if later else None
+        if pairer is None:
+            self.db.save(a["id"], answers, timing)
+        else:
+            try:
+                pairer.choose(later[0],
+                              before=lambda c: self.db.save_in(c, a["id"], answers, timing))  # fmt: skip
+            except Exception as exc:  # the answers alone; the pair when the slot is opened
+                log.warning("pair not chosen with the answer (%s): chosen when opened",
+                            type(exc).__name__)  # fmt: skip
+                self.db.save(a["id"], answers, timing)
+        return f"{base}/a/{later[0]['id']}" if later else f"{base}/done"
 
     def page(self, request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         resp = _TEMPLATES.TemplateResponse(request, name, {"study": self.study, **ctx},
@@ -401,11 +433,10 @@ def _add_assignment_routes(app: FastAPI, site: _Site) -> None:
             return await run_in_threadpool(site.item_page, request, p, item, a, 400, str(exc),
                                            dict(form))  # fmt: skip
 
-        def save_then_next() -> str:  # one hop to the thread pool, not two
-            db.save(a["id"], answers, _timing(form))
-            return site.next_url(p)
-
-        return RedirectResponse(await run_in_threadpool(save_then_next), 303)
+        # one hop to the thread pool, not two
+        return RedirectResponse(
+            await run_in_threadpool(site.save_then_next, p, a, answers, _timing(form)), 303
+        )
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
     def done(request: Request, token: str):

@@ -92,8 +92,9 @@ class Pairing:
     ``policy``: ``random`` (the default: every pair of every item laid out evenly when a
     participant is invited, :func:`.db.assign_units`), or ``adaptive`` / ``adaptive-shared``
     (:mod:`edueval.pairwise.pairing`, the policies of ``pairwise simulate``): the item of each
-    slot is laid out as under ``random``, but the pair is chosen only when the participant opens
-    the slot, from the estimates of the judgements stored so far (:mod:`.pairing`).
+    slot is laid out as under ``random``, but the pair is chosen only when the participant comes
+    to the slot (with the answer to the slot before, or when opening the first), from the
+    estimates of the judgements stored so far (:mod:`.pairing`).
     ``question``: the question whose answers the estimates are fitted on (default: the first);
     ``refit_every``: judgements of an item between refits of its estimates; ``random_rounds``:
     rounds of random pairs before the adaptive ones; ``ridge``: the fit's penalty (MAP under

@@ -1,9 +1,13 @@
-"""Adaptive pairing in the study app: the pair of a slot, chosen when the participant opens it.
+"""Adaptive pairing in the study app: the pair of a slot, chosen just before the participant
+comes to it.
 
 Under ``pairing: adaptive`` (or ``adaptive-shared``) in ``study.yaml`` a participant's slots get
 their items when they are invited (laid out as under random pairing, so items stay evenly
-spread), but not their pairs.  When the participant opens a slot, :meth:`AdaptivePairer.choose`
-picks the pair with the policy of ``pairwise simulate`` (:mod:`edueval.pairwise.pairing`):
+spread), but not their pairs.  A slot's pair is chosen by :meth:`AdaptivePairer.choose` in the
+transaction that stores the participant's answer to the slot before it (the app's
+``save_then_next``; one write instead of two), or when the participant opens the slot if it has
+none yet (the first slot; a choice that failed), with the policy of ``pairwise simulate``
+(:mod:`edueval.pairwise.pairing`):
 
 * per item and panel (``adaptive``: participants of even and odd invite number pair from their
   own judgements, two independent streams; ``adaptive-shared``: one), pairs are made in rounds
@@ -24,6 +28,8 @@ Several hosts on one PostgreSQL: the choice (read the stream, pick, write) runs 
 lock per (item, panel), and the place of a pair in its stream is unique in the database
 (``uq_assignment_pair``), so two hosts never give one place twice; a slot opened on two hosts at
 once gets one pair (the second host finds it chosen and shows it).  On SQLite the transaction
+waits its turn among the database's writers (:meth:`~.db.StudyDB.begin_write`: the processes of
+``study serve --workers N`` queue on a lock file rather than poll SQLite's write lock) and then
 takes the database's write lock first.  Each chosen slot records the policy, the panel, the
 round, the place, and the two agents' estimates and standard errors with the number of
 judgements they were fitted on; ``study export`` writes them beside every answer.
@@ -34,6 +40,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -47,7 +54,7 @@ from sqlalchemy import (  # the study extra: db.py, imported above, checks it
 from sqlalchemy.exc import DBAPIError
 
 from .config import Study
-from .db import assignments, responses
+from .db import StudyDB, assignments, responses
 
 __all__ = ["AdaptivePairer"]
 
@@ -87,13 +94,16 @@ class _Stream:
 class AdaptivePairer:
     """Chooses the pairs of one study's adaptive slots (see the module docstring)."""
 
-    def __init__(self, study: Study, engine: Any, policy: str | None = None) -> None:
-        """``policy``: pair under this policy with the study's other pairing settings (slots
-        invited under an adaptive policy, opened after ``study.yaml`` changed it)."""
+    def __init__(self, study: Study, db: StudyDB, policy: str | None = None) -> None:
+        """``db``: the study's database (its writes take turns through
+        :meth:`~.db.StudyDB.begin_write`); ``policy``: pair under this policy with the study's
+        other pairing settings (slots invited under an adaptive policy, opened after
+        ``study.yaml`` changed it)."""
         from ..pairwise.pairing import PANELS
 
         self.study = study
-        self.engine = engine
+        self.db = db
+        self.engine = db.engine
         self.policy = study.pairing if policy is None else replace(study.pairing, policy=policy)
         self.panels = PANELS[self.policy.policy]
         self.question = self.policy.question or study.questions[0]["id"]
@@ -167,9 +177,15 @@ class AdaptivePairer:
             return fit
 
     # -- the choice -----------------------------------------------------------------------------
-    def choose(self, a: dict[str, Any]) -> dict[str, Any]:
+    def choose(
+        self, a: dict[str, Any], before: Callable[[Any], None] | None = None
+    ) -> dict[str, Any]:
         """Choose the pair of slot ``a`` (an ``assignments`` row without one) and store it;
-        returns the row as stored (the pair another host chose, if it was quicker)."""
+        returns the row as stored (the pair another host chose, if it was quicker).
+
+        ``before(connection)``: a write to make first in the same transaction (the app stores
+        the participant's previous answer with it, one write transaction instead of two); it
+        is made again if the choice is tried again, and undone if every try fails."""
         last: Exception | None = None
         for _ in range(_TRIES):
             fit = self.estimates(a["item_id"], a["panel"])
@@ -178,7 +194,7 @@ class AdaptivePairer:
             # through the database's lock
             with self._lock(("choose", *key)):
                 try:
-                    return self._choose_once(a, fit)
+                    return self._choose_once(a, fit, before)
                 except (DBAPIError, _Gap) as exc:  # a place taken at once, a stale snapshot
                     self._streams.pop(key, None)
                     last = exc
@@ -204,21 +220,27 @@ class AdaptivePairer:
             stream.met[j, i] += 1
         return stream
 
-    def _lock_stream(self, c: Any, a: dict[str, Any]) -> None:
+    def _lock_stream(self, c: Any, a: dict[str, Any], written: bool) -> None:
+        """PostgreSQL: the stream's advisory lock.  SQLite: the database's write lock, taken by
+        a write (``written``: the transaction has written already), so every read is fresh."""
         if c.dialect.name == "postgresql":
             key = self.item_no[a["item_id"]] * self.panels + a["panel"]
             c.execute(self._sql["advisory"], {"a": _LOCK_CLASS, "b": key % 2**31})
-        else:  # SQLite: a write first takes the database's write lock, then every read is fresh
+        elif not written:
             c.execute(self._sql["write_lock"], {"aid": a["id"]})
 
-    def _choose_once(self, a: dict[str, Any], fit: _Fit) -> dict[str, Any]:
+    def _choose_once(
+        self, a: dict[str, Any], fit: _Fit, before: Callable[[Any], None] | None = None
+    ) -> dict[str, Any]:
         from ..pairwise.pairing import next_in_stream
 
         item, panel = a["item_id"], a["panel"]
         agents = self.agents[item]
         k = len(agents)
-        with self.engine.begin() as c:
-            self._lock_stream(c, a)
+        with self.db.begin_write() as c:
+            if before is not None:
+                before(c)
+            self._lock_stream(c, a, written=before is not None)
             stream = self._stream(c, item, panel)
             seq = len(stream.pairs)
             avoid = np.zeros((k, k), dtype=bool)  # the pairs this participant has had
@@ -227,7 +249,7 @@ class AdaptivePairer:
             base = [self.study.seed, self.item_no[item], panel]
             pair, rnd = next_in_stream(
                 k, stream.pairs, stream.rounds,
-                lambda r: np.random.default_rng([*base, r]).permutation(k),
+                lambda r: _order(*base, r, k),
                 fit.est, stream.met, avoid, self.policy.random_rounds,
             )  # fmt: skip
             entropy = [*base, rnd]
@@ -244,6 +266,15 @@ class AdaptivePairer:
             if done.rowcount == 0:  # chosen meanwhile (the same slot opened twice): that pair
                 return {**a, **c.execute(self._sql["row"], {"aid": a["id"]}).mappings().one()}
         return {**a, **values}  # the stream's cache reads it back with the next choice
+
+
+@functools.lru_cache(maxsize=4096)
+def _order(seed: int, item_no: int, panel: int, rnd: int, k: int) -> np.ndarray:
+    """Round ``rnd``'s seeded order of a stream's ``k`` agents (read-only; cached: drawing it
+    took a tenth of a millisecond, inside the database's write lock)."""
+    order = np.random.default_rng([seed, item_no, panel, rnd]).permutation(k)
+    order.setflags(write=False)
+    return order
 
 
 def _num(x: float) -> float | None:
