@@ -262,6 +262,10 @@ class _Site:
                 log.warning("pair not chosen with the answer (%s): chosen when opened",
                             type(exc).__name__)  # fmt: skip
                 self.db.save(a["id"], answers, timing)
+        first = not any(x["answered"] for x in slots if x["id"] == a["id"])
+        if first and a.get("pair_seq") is not None:  # a judgement of an adaptive stream
+            for each in self._pairers.values():
+                each.answered(a["item_id"], a["panel"])
         return f"{base}/a/{later[0]['id']}" if later else f"{base}/done"
 
     def page(self, request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:

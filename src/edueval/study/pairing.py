@@ -40,6 +40,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -56,7 +57,10 @@ from sqlalchemy.exc import DBAPIError
 from .config import Study
 from .db import StudyDB, assignments, responses
 
-__all__ = ["AdaptivePairer"]
+__all__ = ["COUNT_TTL_S", "AdaptivePairer"]
+
+#: seconds a host reuses a stream's count of stored judgements before counting again
+COUNT_TTL_S = 1.0
 
 #: first key of the PostgreSQL advisory locks of the pairing streams (two 32-bit keys: a key
 #: space apart from the study's one 64-bit lock); the second is the stream's number
@@ -110,6 +114,7 @@ class AdaptivePairer:
         self.agents = {i["id"]: sorted(i["replies"]) for i in study.items}
         self.item_no = {i["id"]: n for n, i in enumerate(study.items)}
         self._fits: dict[tuple[str, int], _Fit] = {}
+        self._counts: dict[tuple[str, int], tuple[int, float]] = {}
         self._streams: dict[tuple[str, int], _Stream] = {}
         self._locks: dict[tuple, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -144,6 +149,29 @@ class AdaptivePairer:
             "row": select(assignments).where(t.id == bindparam("aid")),
         }  # fmt: skip
 
+    def answered(self, item: str, panel: int) -> None:
+        """This host stored a first answer to a slot of the stream: its count goes up by one
+        without counting again (other hosts' answers are counted every :data:`COUNT_TTL_S`)."""
+        with self._guard:
+            seen = self._counts.get((item, panel))
+            if seen is not None:
+                self._counts[(item, panel)] = (seen[0] + 1, seen[1])
+
+    def _judged(self, item: str, panel: int) -> int:
+        """How many judgements the stream has stored: this host's own answers as it stores them
+        (:meth:`answered`), counted in the database at most every :data:`COUNT_TTL_S` seconds per
+        stream (the count was a third of a choice's cost), so another host's answers reach the
+        estimates at most that much later; every choice records the number of judgements its
+        estimates were fitted on."""
+        now = time.monotonic()
+        seen = self._counts.get((item, panel))
+        if seen is not None and now - seen[1] < COUNT_TTL_S:
+            return seen[0]
+        with self.engine.connect() as c:
+            n = int(c.execute(self._sql["count"], {"item": item, "panel": panel}).scalar_one())
+        self._counts[(item, panel)] = (n, now)
+        return n
+
     def estimates(self, item: str, panel: int) -> _Fit:
         """The stream's estimates from its first ``m`` judgements, ``m`` the count stored
         rounded down to a multiple of ``refit_every`` (cached per host)."""
@@ -151,8 +179,7 @@ class AdaptivePairer:
 
         key = (item, panel)
         k = len(self.agents[item])
-        with self.engine.connect() as c:
-            n = c.execute(self._sql["count"], {"item": item, "panel": panel}).scalar_one()
+        n = self._judged(item, panel)
         m = n // self.policy.refit_every * self.policy.refit_every
         fit = self._fits.get(key)
         if fit is not None and fit.m == m:
@@ -172,7 +199,7 @@ class AdaptivePairer:
                 second = np.array([index[r[1]] for r in rows])
                 won = np.array([{"first": 1.0, "second": 0.0}.get(r[2], 0.5) for r in rows])
                 est, se = fit_estimates(first, second, won, k, self.policy.ridge)
-                fit = _Fit(m, est, se)
+                fit = _Fit(len(rows), est, se)  # fewer than m only if the count ran ahead
             self._fits[key] = fit
             return fit
 
