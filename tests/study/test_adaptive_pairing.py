@@ -413,3 +413,37 @@ def test_an_older_database_gets_the_pairing_columns(tmp_path, db_url, cli):
         cols = {r[1] for r in sqlite3.connect(db_url.removeprefix("sqlite:///")).execute(
             "PRAGMA table_info(assignments)")}  # fmt: skip
         assert {c.name for c in PAIRING_COLUMNS} <= cols
+
+
+def test_a_host_counts_its_own_answers_and_another_hosts_within_a_second(tmp_path, monkeypatch):
+    """The judgements a stream's estimates are fitted on: a host adds its own answers as it
+    stores them and counts the database again at most every COUNT_TTL_S seconds, so another
+    host's answers reach it that much later; a fit records the judgements it used."""
+    from edueval.study import pairing as pairing_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(pairing_module.time, "monotonic", lambda: clock[0])
+    study = load_study(cj_study(tmp_path / "s", refit_every=1))
+    db = StudyDB(study, f"sqlite:///{tmp_path / 'x.db'}")
+    try:
+        db.invite(["ann", "bob"])
+        here, there = AdaptivePairer(study, db), AdaptivePairer(study, db)
+        with db.engine.connect() as c:
+            slots = [dict(r) for r in c.execute(select(assignments)).mappings()]
+        panel = slots[0]["panel"]
+        mine = [s for s in slots if s["panel"] == panel][:3]
+        assert here._judged("essay", panel) == 0
+        for s in mine[:2]:  # answered through the other host
+            db.save(there.choose(s)["id"], {"better": "first"}, {})
+        assert here._judged("essay", panel) == 0  # not counted again yet
+        clock[0] += pairing_module.COUNT_TTL_S
+        assert here._judged("essay", panel) == 2
+        db.save(here.choose(mine[2])["id"], {"better": "second"}, {})
+        here.answered("essay", panel)  # the app tells its pairer of its own answers
+        assert here._judged("essay", panel) == 2 + 1
+        fit = here.estimates("essay", panel)
+        assert fit.m == 3 and np.isfinite(fit.est).all()
+        here.answered("essay", panel)  # an answer counted that is not stored: the fit says so
+        assert here.estimates("essay", panel).m == 3
+    finally:
+        db.close()
