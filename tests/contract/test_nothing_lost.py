@@ -273,7 +273,8 @@ def _snapshot(root: Path) -> dict[str, bytes | None]:
 #: What our refusals say (one line); Click's own, for a file where a folder goes (or the
 #: reverse), come as its usage block with one ``Error:`` line naming the option.
 OURS = ("never goes over an input", "edueval did not write", "not written by this command",
-        "is a directory, expected a file")  # fmt: skip
+        "is a directory, expected a file",
+        "a file SQLite or the study app keeps beside the database")  # fmt: skip
 
 
 def _assert_refused(res, out_option: str, where: str) -> None:

@@ -70,16 +70,35 @@ def database_file(study_path: Path, db: str | None) -> Path | None:
     return sqlite_file(db or default_db_url(study_path))
 
 
+#: the files SQLite and the study app keep beside a database file (its write-ahead log and index,
+#: a rollback journal, the lock file its writers take turns on): part of the database
+COMPANIONS = ("-wal", "-shm", "-journal", "-writer")
+
+
+def _with_companions(db: Path | None) -> list[Path | None]:
+    return [db] if db is None else [db, *(Path(f"{db}{s}") for s in COMPANIONS)]
+
+
 def study_files(study_path: Path, db: str | None) -> list[Path | None]:
     """What a study command reads besides its arguments: the items file that ``study.yaml``
-    names and the study's SQLite database (both never to be written over)."""
-    return [items_file(study_path), database_file(study_path, db)]
+    names and the study's SQLite database with its companion files (never to be written over)."""
+    return [items_file(study_path), *_with_companions(database_file(study_path, db))]
 
 
 def _check_database(study_path: Path, db: str | None) -> None:
     """The database a command writes (participants, answers) is none of its other inputs: not
-    the study file, its items or a participants list."""
-    check_outputs([database_file(study_path, db)], inputs=[items_file(study_path)])
+    the study file, its items or a participants list, and not the companion file of another
+    database (its write-ahead log, lock file ...)."""
+    from ..io import InputError
+
+    path = database_file(study_path, db)
+    check_outputs([path], inputs=[items_file(study_path)])
+    for suffix in COMPANIONS:
+        if path is not None and path.name.endswith(suffix):
+            owner = Path(str(path)[: -len(suffix)])
+            if owner.is_file():
+                raise InputError(f"{path} is a file SQLite or the study app keeps beside the "
+                                 f"database {owner}, not a database; give the database itself")  # fmt: skip
 
 
 def sqlite_file(url: str) -> Path | None:
