@@ -47,6 +47,8 @@ __all__ = ["create_app"]
 
 log = logging.getLogger("edueval.study")
 _TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+# the templates ship with the package: compiled once, never checked for changes on each page
+_TEMPLATES.env.auto_reload = False
 _MAX_TEXT = 5000
 #: assignment ids are database integers: anything else is a 400, not a database error
 AssignmentId = Annotated[int, PathParam(ge=1, le=2**31 - 1)]
