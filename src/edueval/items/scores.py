@@ -136,9 +136,16 @@ def _choice_text(value: object) -> str:
 def _keyed_cells(df: pd.DataFrame, column: str, answer: str) -> np.ndarray:
     """A column of chosen options scored against its key: 1 where the choice is the key, 0 for
     any other choice (an omit code such as mirt's 8 included), NaN where the cell is blank."""
-    blank = _blank(df[column])
-    chosen = np.array([_choice_text(v) for v in df[column].to_numpy(dtype=object)], dtype=object)
-    return np.where(blank, np.nan, (chosen == answer).astype(float))
+    col = df[column]
+    blank = _blank(col)
+    if pd.api.types.is_numeric_dtype(col.dtype):  # compared as numbers: 3 and 3.0 are "3"
+        try:
+            hit = col.to_numpy(dtype=float) == float(answer)
+        except ValueError:  # a key that is no number matches no number
+            hit = np.zeros(len(col), dtype=bool)
+    else:
+        hit = (col.astype("string").str.strip() == answer).fillna(False).to_numpy(dtype=bool)
+    return np.where(blank, np.nan, hit.astype(float))
 
 
 #: An answer key: one row per item, its correct option.

@@ -202,17 +202,15 @@ def family_order(schedule: np.random.Generator, fams: list[str], n: int) -> list
     return order
 
 
-def eligible_families(
-    grades: Iterable[int] | None = None,
-    contents: Iterable[str] | None = None,
-    rule: str | None = None,
+def select_families(
+    fams: Iterable[Family], grades: Iterable[int] | None, contents: Iterable[str] | None
 ) -> list[Family]:
-    """Families taught at one of ``grades``, in one of ``contents``, and (if given) that ``rule``
-    applies to; raises ``ValueError`` when the filters leave nothing."""
-    fams = list(FAMILIES.values())
+    """``fams`` taught at one of ``grades`` and in one of ``contents`` (all when ``None``);
+    ``ValueError`` for an unknown content."""
+    out = list(fams)
     if grades is not None:
         gs = {int(g) for g in grades}
-        fams = [f for f in fams if gs & set(f.grades)]
+        out = [f for f in out if gs & set(f.grades)]
     if contents is not None:
         cs = {c.strip().lower() for c in contents}
         unknown = cs - {c.lower() for c in CONTENTS}
@@ -220,7 +218,18 @@ def eligible_families(
             raise ValueError(
                 f"unknown content {sorted(unknown)[0]!r}; expected one of {', '.join(CONTENTS)}"
             )
-        fams = [f for f in fams if f.content.lower() in cs]
+        out = [f for f in out if f.content.lower() in cs]
+    return out
+
+
+def eligible_families(
+    grades: Iterable[int] | None = None,
+    contents: Iterable[str] | None = None,
+    rule: str | None = None,
+) -> list[Family]:
+    """Families taught at one of ``grades``, in one of ``contents``, and (if given) that ``rule``
+    applies to; raises ``ValueError`` when the filters leave nothing."""
+    fams = select_families(FAMILIES.values(), grades, contents)
     if rule is not None:
         _check_rule(rule)
         fams = [f for f in fams if rule in f.rules]

@@ -38,8 +38,14 @@ from typing import Any
 import numpy as np
 
 from .families import VARIANTS as _ALL_VARIANTS
-from .library import VARIANT_FAMILIES, baseline_difficulty, build_problem, family_order
-from .model import CONTENTS, Problem, Variants
+from .library import (
+    VARIANT_FAMILIES,
+    baseline_difficulty,
+    build_problem,
+    family_order,
+    select_families,
+)
+from .model import Problem, Variants
 from .values import format_value
 
 __all__ = ["VARIANTS", "Herd", "generate", "option_values", "row", "variant_families"]
@@ -54,17 +60,7 @@ def variant_families(
 ) -> list[str]:
     """The variant families taught at one of ``grades`` and in one of ``contents`` (all when
     ``None``); ``ValueError`` for an unknown content or when nothing matches."""
-    fams = list(VARIANT_FAMILIES.values())
-    if grades is not None:
-        fams = [f for f in fams if set(grades) & set(f.grades)]
-    if contents is not None:
-        want = {c.strip().lower() for c in contents}
-        unknown = want - {c.lower() for c in CONTENTS}
-        if unknown:
-            raise ValueError(
-                f"unknown content {sorted(unknown)[0]!r}; expected one of {', '.join(CONTENTS)}"
-            )
-        fams = [f for f in fams if f.content.lower() in want]
+    fams = select_families(VARIANT_FAMILIES.values(), grades, contents)
     if not fams:
         raise ValueError(
             "no family with question variants matches the grades and contents asked for; "
