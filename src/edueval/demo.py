@@ -16,6 +16,11 @@ DEMO_BUDGET = MaxFailures(share=1.0)
 __all__ = ["run_demo"]
 
 
+#: the files ``edueval demo`` writes at the top of its folder (its runs are subfolders), so that a
+#: second demo into the same folder replaces them rather than refusing them as another's
+DEMO_FILES = ("index.html", "tutor-dialogues.jsonl")
+
+
 def run_demo(
     out: Path, *, quick: bool = False, seed: int = 2013, log: Callable[[str], None] = print
 ) -> Path:

@@ -22,10 +22,10 @@ def demo(
     ] = 2013,
 ) -> None:
     """Run the demo and write DEMO/index.html linking each protocol's report."""
-    from ..demo import run_demo
+    from ..demo import DEMO_FILES, run_demo
 
     t0 = time.perf_counter()
     index = run_demo(
-        out_dir(out, "demo", inputs=(), own=("index.html",)), quick=quick, seed=seed, log=say
+        out_dir(out, "demo", inputs=(), own=DEMO_FILES), quick=quick, seed=seed, log=say
     )
     say(f"demo finished in {time.perf_counter() - t0:.0f} s: open {index}")
